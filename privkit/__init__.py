@@ -1,0 +1,139 @@
+"""privkit: differential privacy you can compose, account exactly and audit empirically.
+
+Build an algorithm from mechanism blocks (:mod:`privkit.mechanisms`), declare how they
+compose as a plan (:mod:`privkit.plan`), get its tightest certified guarantee from the
+accountants (:func:`tightest`), spend it through a :class:`BudgetFilter`, record what ran
+in a :class:`Ledger`, and test any privacy claim with :mod:`privkit.audits`.
+
+Glossary
+--------
+neighbouring relation
+    Which datasets count as neighbours: ``Neighbouring.ADD_REMOVE`` (one record added
+    or removed) or ``Neighbouring.REPLACE_ONE`` (one record replaced). Always explicit.
+sensitivity
+    A declared bound on how far a function moves between neighbours, in a norm
+    (``l1_sensitivity``, ``l2_sensitivity``): :class:`Sensitivity`.
+noise_scale, noise_multiplier
+    The noise's absolute scale (Laplace b, Gaussian sigma) and that scale divided by the
+    sensitivity.
+sampling_rate
+    The probability that a record is kept by Poisson subsampling.
+orders
+    The Renyi orders ``a > 1`` at which an RDP curve is given.
+guarantee
+    What a block promises: :class:`PureDP`, :class:`ApproxDP`, :class:`ZCDP`,
+    :class:`RDP`, :class:`GDP`. ``g.epsilon(delta)`` and ``g.delta(epsilon)`` convert.
+    Epsilon is in nats.
+block
+    A leaf of a plan: a mechanism or a :class:`Claimed` guarantee.
+plan
+    A tree of blocks: :class:`Sequential`, :class:`Parallel`, :class:`Repeat`,
+    :class:`PostProcess`, :class:`PoissonSubsample`, :class:`SampleWithoutReplacement`.
+accountant
+    A map from plans to certified guarantees (:mod:`privkit.accountants`).
+release / simulate
+    A mechanism's floating-point-safe output for publication / its plain-float output
+    for experiments.
+spend / can_spend
+    Charge a block to a :class:`BudgetFilter` / ask whether it would fit.
+
+.. versionadded:: 0.1.0
+"""
+
+from privkit.accountant import Accountant
+from privkit.accountants import (
+    AccountingResult,
+    BasicAccountant,
+    RDPAccountant,
+    ZCDPAccountant,
+    available_accountants,
+    get_accountant,
+    tightest,
+    tightest_delta,
+)
+from privkit.errors import (
+    BudgetExceeded,
+    BudgetExceededError,
+    IncompatibleCompositionError,
+    InvalidParameterError,
+    LooseBoundWarning,
+    PrivacyLeakWarning,
+    PrivkitError,
+    UnsupportedPlanError,
+)
+from privkit.filter import Budget, BudgetFilter, FilterEntry
+from privkit.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, record
+from privkit.mechanism import Mechanism
+from privkit.neighbouring import AddRemove, Neighbouring, Norm, ReplaceOne, Sensitivity
+from privkit.plan import (
+    Block,
+    Claimed,
+    Leaf,
+    Parallel,
+    PlanNode,
+    PoissonSubsample,
+    PostProcess,
+    Repeat,
+    SampleWithoutReplacement,
+    Sequential,
+)
+from privkit.plan_spec import load_plan, plan_from_spec, plan_to_spec
+from privkit.rng import as_generator, secure_generator
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GDP",
+    "RDP",
+    "ZCDP",
+    "Accountant",
+    "AccountingResult",
+    "AddRemove",
+    "ApproxDP",
+    "BasicAccountant",
+    "Block",
+    "Budget",
+    "BudgetExceeded",
+    "BudgetExceededError",
+    "BudgetFilter",
+    "Claimed",
+    "FilterEntry",
+    "Guarantee",
+    "IncompatibleCompositionError",
+    "InvalidParameterError",
+    "Leaf",
+    "Ledger",
+    "LedgerComparison",
+    "LedgerEntry",
+    "LooseBoundWarning",
+    "Mechanism",
+    "Neighbouring",
+    "Norm",
+    "Parallel",
+    "PlanNode",
+    "PoissonSubsample",
+    "PostProcess",
+    "PrivacyLeakWarning",
+    "PrivkitError",
+    "PureDP",
+    "RDPAccountant",
+    "Repeat",
+    "ReplaceOne",
+    "SampleWithoutReplacement",
+    "Sensitivity",
+    "Sequential",
+    "UnsupportedPlanError",
+    "ZCDPAccountant",
+    "__version__",
+    "as_generator",
+    "available_accountants",
+    "get_accountant",
+    "load_plan",
+    "plan_from_spec",
+    "plan_to_spec",
+    "record",
+    "secure_generator",
+    "tightest",
+    "tightest_delta",
+]

@@ -1,0 +1,300 @@
+"""Conversions between kinds of privacy guarantee: pure module-level math.
+
+Every function takes and returns floats (or arrays over RDP orders), validates nothing
+beyond what its docstring says (the guarantee classes in :mod:`privkit.guarantees`
+validate), and computes in log space where a direct formula would lose precision.
+Each returns a *certified upper bound* on the privacy loss: rounding is never allowed to
+make a guarantee look better than it is.
+
+References
+----------
+.. [KOV15] P. Kairouz, S. Oh, P. Viswanath. The composition theorem for differential
+   privacy. ICML 2015 (arXiv:1311.0776v4), Theorem 2.1 (every (eps, delta)-DP mechanism is
+   dominated by the generalised randomized response of eq. (3)).
+.. [BS16] M. Bun, T. Steinke. Concentrated differential privacy: simplifications,
+   extensions and lower bounds. TCC 2016 (arXiv:1605.02065v1), Prop. 1.4 and 1.6.
+.. [Mir17] I. Mironov. Renyi differential privacy. CSF 2017 (arXiv:1702.07476v3).
+.. [CKS20] C. Canonne, G. Kamath, T. Steinke. The discrete Gaussian for differential
+   privacy. NeurIPS 2020 (arXiv:2004.00010v5), Prop. 12 and Cor. 13.
+.. [BBGHS20] B. Balle, G. Barthe, M. Gaboardi, J. Hsu, T. Sato. Hypothesis testing
+   interpretations and Renyi differential privacy. AISTATS 2020 (arXiv:1905.09982v2),
+   Theorem 21.
+.. [DRS19] J. Dong, A. Roth, W. Su. Gaussian differential privacy. JRSS-B 2022
+   (arXiv:1905.02383v3), Corollary 2.13.
+.. [BW18] B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for differential
+   privacy: analytical calibration and optimal denoising. ICML 2018
+   (arXiv:1805.06530v2), Theorem 8.
+
+scipy is imported inside the functions that need it, so that ``import privkit`` stays
+fast.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "approx_dp_delta",
+    "approx_dp_epsilon",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_mu_for_approx_dp",
+    "pure_dp_delta",
+    "pure_dp_epsilon",
+    "pure_dp_rdp",
+    "rdp_to_delta",
+    "rdp_to_epsilon",
+    "zcdp_to_delta",
+    "zcdp_to_epsilon",
+]
+
+#: The RDP orders privkit uses by default: opacus's grid (fractional and integer orders).
+DEFAULT_ORDERS: tuple[float, ...] = tuple(
+    [1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)]
+)
+
+
+# --- pure and approximate DP -------------------------------------------------------------
+
+
+def pure_dp_delta(epsilon: float, target_epsilon: float) -> float:
+    """Tightest delta at ``target_epsilon`` implied by pure ``epsilon``-DP alone.
+
+    Notes
+    -----
+    Every epsilon-DP mechanism is a post-processing of randomized response with
+    parameter epsilon ([KOV15]_ Thm 2.1), whose privacy profile is
+    ``delta(e') = (e^eps - e^e') / (1 + e^eps)`` for ``0 <= e' <= eps`` and 0 above.
+    """
+    return approx_dp_delta(epsilon, 0.0, target_epsilon)
+
+
+def pure_dp_epsilon(epsilon: float, target_delta: float) -> float:
+    """Tightest epsilon at ``target_delta`` implied by pure ``epsilon``-DP ([KOV15]_)."""
+    return approx_dp_epsilon(epsilon, 0.0, target_delta)
+
+
+def approx_dp_delta(epsilon: float, delta: float, target_epsilon: float) -> float:
+    """Tightest delta at ``target_epsilon`` implied by (epsilon, delta)-DP.
+
+    Notes
+    -----
+    The worst (epsilon, delta)-DP mechanism is the generalised randomized response of
+    [KOV15]_ eq. (3); its hockey-stick divergence at ``e^t`` is
+    ``delta + (1 - delta) (e^eps - e^t) / (1 + e^eps)`` for ``0 <= t <= eps``.
+    """
+    if target_epsilon >= epsilon:
+        return delta
+    t = max(target_epsilon, 0.0)
+    # (e^eps - e^t) / (1 + e^eps) = -expm1(t - eps) / (1 + e^-eps)
+    slack = -math.expm1(t - epsilon) / (1.0 + math.exp(-epsilon))
+    return min(1.0, delta + (1.0 - delta) * slack)
+
+
+def approx_dp_epsilon(epsilon: float, delta: float, target_delta: float) -> float:
+    """Tightest epsilon at ``target_delta`` implied by (epsilon, delta)-DP ([KOV15]_).
+
+    Returns ``inf`` when ``target_delta < delta``: an (epsilon, delta) guarantee says
+    nothing about smaller deltas.
+    """
+    if target_delta < delta:
+        return math.inf
+    if target_delta == delta:
+        return epsilon
+    # Invert approx_dp_delta: e^t = e^eps - (target - delta)(1 + e^eps) / (1 - delta).
+    x = (target_delta - delta) * (1.0 + math.exp(-epsilon)) / (1.0 - delta)
+    if x >= 1.0:
+        return 0.0
+    return max(0.0, epsilon + math.log1p(-x))
+
+
+def pure_dp_rdp(epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
+    """Exact worst-case Renyi divergence of an epsilon-DP mechanism at each order.
+
+    Notes
+    -----
+    By [KOV15]_ Thm 2.1 and the data-processing inequality, the largest Renyi divergence
+    of any epsilon-DP mechanism is that of randomized response,
+    ``D_a = log(p^a q^(1-a) + q^a p^(1-a)) / (a - 1)`` with ``p = e^eps / (1 + e^eps)``,
+    ``q = 1 - p``. This is at most ``min(eps, a eps^2 / 2)`` ([BS16]_ Prop. 1.4).
+    """
+    a = np.asarray(orders, dtype=float)
+    log_p = -np.logaddexp(0.0, -epsilon)  # log(e^eps / (1 + e^eps))
+    log_q = -np.logaddexp(0.0, epsilon)
+    terms = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p)
+    return np.maximum(terms / (a - 1.0), 0.0)
+
+
+# --- Renyi DP and zCDP --------------------------------------------------------------------
+
+
+def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tuple[float, float]:
+    """Smallest epsilon at ``delta`` over an RDP curve, and the order that achieves it.
+
+    Notes
+    -----
+    For each order ``a`` ([CKS20]_ Prop. 12, [BBGHS20]_ Thm 21)::
+
+        eps = rdp_a + log((a - 1) / a) - (log(delta) + log(a)) / (a - 1)
+
+    This is the conversion opacus uses, so the two agree on the same orders. A negative
+    result is clipped to 0. With ``delta == 0`` no finite order gives a bound: ``inf``.
+    """
+    a = np.asarray(orders, dtype=float)
+    r = np.asarray(rdp, dtype=float)
+    if delta <= 0.0:
+        return math.inf, math.nan
+    with np.errstate(invalid="ignore", over="ignore"):
+        eps = r + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
+    eps = np.where(np.isnan(eps), np.inf, eps)
+    best = int(np.argmin(eps))
+    return max(0.0, float(eps[best])), float(a[best])
+
+
+def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, epsilon: float) -> tuple[float, float]:
+    """Smallest delta at ``epsilon`` over an RDP curve, and the order that achieves it.
+
+    Notes
+    -----
+    The inverse of :func:`rdp_to_epsilon` at each order ([CKS20]_ Prop. 12)::
+
+        delta = exp((a - 1)(rdp_a - eps)) / a * (1 - 1/a)^(a - 1)
+
+    computed in log space and capped at 1.
+    """
+    a = np.asarray(orders, dtype=float)
+    r = np.asarray(rdp, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        log_delta = (a - 1.0) * (r - epsilon) - np.log(a) + (a - 1.0) * np.log1p(-1.0 / a)
+    log_delta = np.where(np.isnan(log_delta), np.inf, log_delta)
+    best = int(np.argmin(log_delta))
+    return float(min(1.0, math.exp(min(log_delta[best], 0.0)))), float(a[best])
+
+
+def _zcdp_log_delta(log_a_minus_1: float, rho: float, epsilon: float) -> float:
+    a = 1.0 + math.exp(log_a_minus_1)
+    return (a - 1.0) * (a * rho - epsilon) - math.log(a) + (a - 1.0) * math.log1p(-1.0 / a)
+
+
+def _zcdp_epsilon_at(log_a_minus_1: float, rho: float, log_delta: float) -> float:
+    a = 1.0 + math.exp(log_a_minus_1)
+    return a * rho + math.log1p(-1.0 / a) - (log_delta + math.log(a)) / (a - 1.0)
+
+
+def _minimise_over_orders(objective: object) -> float:
+    """Minimise f(log(a - 1)) over a in (1, 1 + e^12]: grid search, then Brent refinement.
+
+    Any order gives a valid bound, so the result is valid however well the search does;
+    the grid makes it robust, the refinement makes it tight.
+    """
+    from scipy import optimize
+
+    f = objective  # a callable of log(a - 1)
+    grid = np.linspace(-12.0, 12.0, 241)
+    values = np.array([f(t) for t in grid])  # type: ignore[operator]
+    i = int(np.argmin(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    result = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded",
+                                      options={"xatol": 1e-10})
+    return float(min(values[i], result.fun))
+
+
+def zcdp_to_epsilon(rho: float, delta: float) -> float:
+    """Smallest epsilon at ``delta`` implied by rho-zCDP.
+
+    Notes
+    -----
+    rho-zCDP is RDP ``a * rho`` at every order ``a > 1``; privkit minimises the
+    conversion of [CKS20]_ Cor. 13 over the continuum of orders. This is never larger
+    than the familiar ``rho + 2 sqrt(rho log(1/delta))`` of [BS16]_ Prop. 1.3.
+    """
+    if delta <= 0.0:
+        return math.inf
+    log_delta = math.log(delta)
+    best = _minimise_over_orders(lambda t: _zcdp_epsilon_at(t, rho, log_delta))
+    return max(0.0, best)
+
+
+def zcdp_to_delta(rho: float, epsilon: float) -> float:
+    """Smallest delta at ``epsilon`` implied by rho-zCDP ([CKS20]_ Cor. 13)."""
+    best = _minimise_over_orders(lambda t: _zcdp_log_delta(t, rho, epsilon))
+    return float(min(1.0, math.exp(min(best, 0.0))))
+
+
+# --- Gaussian DP --------------------------------------------------------------------------
+
+
+def gdp_delta(mu: float, epsilon: float) -> float:
+    """Exact delta at ``epsilon`` of mu-GDP, which is the Gaussian mechanism's profile.
+
+    Notes
+    -----
+    [DRS19]_ Cor. 2.13 (equivalently [BW18]_ Thm 8 with ``mu = sensitivity / sigma``)::
+
+        delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
+
+    evaluated as ``Phi(a) * (1 - exp(eps + log Phi(b) - log Phi(a)))`` with ``log_ndtr``
+    so that neither term underflows nor cancels.
+    """
+    from scipy import special
+
+    eps = max(epsilon, 0.0)
+    log_a = float(special.log_ndtr(-eps / mu + mu / 2.0))
+    log_b = float(special.log_ndtr(-eps / mu - mu / 2.0))
+    ratio = eps + log_b - log_a
+    if ratio >= 0.0:  # only through rounding; the exact value is < 0
+        return 0.0
+    return float(min(1.0, math.exp(log_a) * -math.expm1(ratio)))
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """Exact epsilon at ``delta`` of mu-GDP: the root of :func:`gdp_delta` in epsilon.
+
+    The root is bracketed and refined to a relative tolerance of 1e-15, and the upper end
+    of the final bracket is returned, so ``gdp_delta(mu, result) <= delta`` holds.
+    """
+    from scipy import optimize
+
+    if delta <= 0.0:
+        return math.inf
+    if gdp_delta(mu, 0.0) <= delta:
+        return 0.0
+    hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * max(-math.log(delta), 1.0)) + 1.0
+    while gdp_delta(mu, hi) > delta:
+        hi *= 2.0
+    root = optimize.brentq(lambda e: gdp_delta(mu, e) - delta, 0.0, hi,
+                           xtol=1e-300, rtol=1e-15, maxiter=500)
+    eps = float(root)
+    # brentq returns a point within tolerance of the root; step up until it is certified.
+    while gdp_delta(mu, eps) > delta:
+        eps = math.nextafter(eps, math.inf) if eps > 0 else 5e-324
+    return eps
+
+
+def gdp_mu_for_approx_dp(epsilon: float, delta: float) -> float:
+    """Largest mu such that mu-GDP (the Gaussian mechanism) is (epsilon, delta)-DP.
+
+    Notes
+    -----
+    This is the analytic Gaussian mechanism's calibration ([BW18]_ Alg. 1): the noise
+    ``sigma = sensitivity / mu`` is the smallest for which the exact profile
+    (:func:`gdp_delta`) is at most ``delta`` at ``epsilon``. ``gdp_delta`` increases in
+    mu, so the root is unique; the lower end of the final bracket is returned so that the
+    calibrated mechanism never exceeds the target.
+    """
+    from scipy import optimize
+
+    lo, hi = 0.5, 1.0
+    while gdp_delta(hi, epsilon) < delta:
+        lo, hi = hi, hi * 2.0
+    while gdp_delta(lo, epsilon) > delta:
+        lo, hi = lo / 2.0, lo
+    root = float(optimize.brentq(lambda m: gdp_delta(m, epsilon) - delta, lo, hi,
+                                 xtol=1e-300, rtol=1e-15, maxiter=500))
+    while gdp_delta(root, epsilon) > delta:
+        root = math.nextafter(root, 0.0)
+    return root

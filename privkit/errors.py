@@ -1,0 +1,82 @@
+"""privkit's exceptions and warnings.
+
+Errors caused by the caller (a bad argument, a spend over budget, plans that cannot be
+composed) are kept apart from internal failures: every class here is raised because of
+something the caller can change, and its message says what was wrong, the value received
+and what is allowed.
+
+.. versionadded:: 0.1.0
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceeded",
+    "BudgetExceededError",
+    "IncompatibleCompositionError",
+    "InvalidParameterError",
+    "LooseBoundWarning",
+    "PrivacyLeakWarning",
+    "PrivkitError",
+    "UnsupportedPlanError",
+]
+
+
+class PrivkitError(Exception):
+    """Base class of every error privkit raises on purpose.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class InvalidParameterError(PrivkitError, ValueError):
+    """An argument is outside what is allowed (epsilon <= 0, delta >= 1, NaN, ...).
+
+    Subclasses ``ValueError`` so that code written against the standard library's
+    conventions (and scikit-learn's estimator checks) catches it.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class BudgetExceededError(PrivkitError):
+    """A spend would take a :class:`~privkit.BudgetFilter` over its limit.
+
+    When this is raised, the filter's state is exactly what it was before the call.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+#: The name used in privkit's design documents; the same class as :class:`BudgetExceededError`.
+BudgetExceeded = BudgetExceededError
+
+
+class IncompatibleCompositionError(PrivkitError, ValueError):
+    """Two blocks cannot be composed, e.g. they assume different neighbouring relations.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class UnsupportedPlanError(PrivkitError, TypeError):
+    """An accountant was asked to account for a plan node it has no analysis for.
+
+    The message names the node and the accountants that can handle it.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A choice was derived from the private data (bounds, clipping norms, ...).
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class LooseBoundWarning(UserWarning):
+    """A number is a valid bound but known to be loose, or an approximation, not a bound.
+
+    .. versionadded:: 0.1.0
+    """

@@ -1,0 +1,369 @@
+"""Privacy guarantees as immutable, validated values.
+
+A guarantee is a promise about a mechanism's output distributions on neighbouring
+datasets. Each kind answers the same two questions with the tightest published
+conversion (see :mod:`privkit.conversions` for the formulas and their sources):
+
+* ``g.epsilon(delta)``: the smallest epsilon such that the guarantee implies
+  (epsilon, delta)-DP;
+* ``g.delta(epsilon)``: the smallest such delta at a given epsilon.
+
+and ``g.within(budget)`` says whether ``g`` implies ``budget``.
+
+Guarantees do not carry a neighbouring relation: that belongs to the mechanism, plan or
+filter that makes the promise.
+
+.. versionadded:: 0.1.0
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privkit import _validation as check
+from privkit import conversions
+
+__all__ = ["GDP", "RDP", "ZCDP", "ApproxDP", "Guarantee", "PureDP"]
+
+
+class Guarantee(abc.ABC):
+    """Base class of privacy guarantees (PureDP, ApproxDP, ZCDP, RDP, GDP)."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def epsilon(self, delta: float = 0.0) -> float:
+        """Smallest epsilon such that this guarantee implies (epsilon, delta)-DP.
+
+        ``inf`` when the guarantee implies nothing at that delta.
+        """
+
+    @abc.abstractmethod
+    def delta(self, epsilon: float) -> float:
+        """Smallest delta such that this guarantee implies (epsilon, delta)-DP."""
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
+        """An upper bound on the Renyi divergence at each order (``inf`` where none)."""
+        return np.full(np.shape(np.asarray(orders, dtype=float)), math.inf)
+
+    def zcdp_rho(self) -> float:
+        """The smallest rho such that this guarantee implies rho-zCDP (``inf`` if none)."""
+        return math.inf
+
+    def within(self, budget: Guarantee) -> bool:
+        """Whether this guarantee implies ``budget`` (is at least as private).
+
+        * ``PureDP`` / ``ApproxDP`` budgets: ``self.epsilon(budget.delta()) <= budget.epsilon()``;
+        * ``ZCDP`` budgets: ``self.zcdp_rho() <= budget.rho``;
+        * ``GDP`` budgets: only a GDP guarantee with ``mu <= budget.mu`` (GDP is a whole
+          trade-off curve, which no other kind implies here);
+        * ``RDP`` budgets: ``self.rdp(orders) <= budget.epsilons`` at every order.
+        """
+        check.instance("budget", budget, Guarantee, f"{type(self).__name__}.within")
+        return budget._is_implied_by(self)
+
+    @abc.abstractmethod
+    def _is_implied_by(self, other: Guarantee) -> bool: ...
+
+
+def _epsilon_field() -> Any:
+    return attrs.field(validator=check.attrs_validator(check.positive_finite))
+
+
+@attrs.frozen(kw_only=True)
+class PureDP(Guarantee):
+    """Pure epsilon-differential privacy: ``P[M(D) in S] <= e^eps P[M(D') in S]``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0, in nats. ``PureDP(epsilon=e).epsilon()`` gives it back.
+
+    Examples
+    --------
+    >>> from privkit import PureDP
+    >>> PureDP(epsilon=1.0).epsilon(0.0)
+    1.0
+    >>> round(PureDP(epsilon=1.0).delta(0.5), 6)  # randomized-response profile
+    0.287649
+
+    .. versionadded:: 0.1.0
+    """
+
+    _epsilon: float = attrs.field(
+        alias="epsilon", validator=check.attrs_validator(check.positive_finite)
+    )
+
+    def epsilon(self, delta: float = 0.0) -> float:
+        """Epsilon at ``delta``; ``epsilon()`` is this guarantee's own epsilon."""
+        return conversions.pure_dp_epsilon(self._epsilon, _delta_arg(delta, self))
+
+    def delta(self, epsilon: float | None = None) -> float:
+        """Delta at ``epsilon`` (0 at or above this guarantee's own epsilon)."""
+        target = self._epsilon if epsilon is None else _epsilon_arg(epsilon, self)
+        return conversions.pure_dp_delta(self._epsilon, target)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
+        return conversions.pure_dp_rdp(self._epsilon, _orders_arg(orders, self))
+
+    def zcdp_rho(self) -> float:
+        """``eps^2 / 2`` ([BS16] Prop. 1.4)."""
+        return self._epsilon**2 / 2.0
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return other.epsilon(0.0) <= self._epsilon
+
+    def __repr__(self) -> str:
+        return f"PureDP(epsilon={self._epsilon!r})"
+
+    def __str__(self) -> str:
+        return f"PureDP(ε={self._epsilon:.6g})"
+
+
+@attrs.frozen(kw_only=True)
+class ApproxDP(Guarantee):
+    """Approximate (epsilon, delta)-DP: ``P[M(D) in S] <= e^eps P[M(D') in S] + delta``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0, in nats.
+    delta : float
+        In [0, 1). ``epsilon()`` and ``delta()`` without arguments give both back.
+
+    Examples
+    --------
+    >>> from privkit import ApproxDP
+    >>> g = ApproxDP(epsilon=1.0, delta=1e-6)
+    >>> g.epsilon(), g.delta()
+    (1.0, 1e-06)
+    >>> g.within(ApproxDP(epsilon=1.0, delta=1e-5))
+    True
+
+    .. versionadded:: 0.1.0
+    """
+
+    _epsilon: float = attrs.field(
+        alias="epsilon", validator=check.attrs_validator(check.positive_finite)
+    )
+    _delta: float = attrs.field(alias="delta", validator=check.attrs_validator(check.delta))
+
+    def epsilon(self, delta: float | None = None) -> float:
+        """Epsilon at ``delta`` (default: this guarantee's own delta)."""
+        target = self._delta if delta is None else _delta_arg(delta, self)
+        return conversions.approx_dp_epsilon(self._epsilon, self._delta, target)
+
+    def delta(self, epsilon: float | None = None) -> float:
+        """Delta at ``epsilon`` (default: this guarantee's own epsilon)."""
+        target = self._epsilon if epsilon is None else _epsilon_arg(epsilon, self)
+        return conversions.approx_dp_delta(self._epsilon, self._delta, target)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
+        if self._delta == 0.0:
+            return conversions.pure_dp_rdp(self._epsilon, _orders_arg(orders, self))
+        return super().rdp(orders)
+
+    def zcdp_rho(self) -> float:
+        return self._epsilon**2 / 2.0 if self._delta == 0.0 else math.inf
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return other.epsilon(self._delta) <= self._epsilon
+
+    def __repr__(self) -> str:
+        return f"ApproxDP(epsilon={self._epsilon!r}, delta={self._delta!r})"
+
+    def __str__(self) -> str:
+        return f"ApproxDP(ε={self._epsilon:.6g}, δ={self._delta:.3g})"
+
+
+@attrs.frozen(kw_only=True)
+class ZCDP(Guarantee):
+    """rho-zero-concentrated DP: ``D_a(M(D) || M(D')) <= a * rho`` for every order a > 1.
+
+    Bun and Steinke 2016 (arXiv:1605.02065v1), Definition 1.1.
+
+    Parameters
+    ----------
+    rho : float
+        Finite and > 0.
+
+    .. versionadded:: 0.1.0
+    """
+
+    rho: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
+
+    def epsilon(self, delta: float = 0.0) -> float:
+        return conversions.zcdp_to_epsilon(self.rho, _delta_arg(delta, self))
+
+    def delta(self, epsilon: float) -> float:
+        return conversions.zcdp_to_delta(self.rho, _epsilon_arg(epsilon, self))
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
+        return self.rho * _orders_arg(orders, self)
+
+    def zcdp_rho(self) -> float:
+        return self.rho
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return other.zcdp_rho() <= self.rho
+
+    def __str__(self) -> str:
+        return f"ZCDP(ρ={self.rho:.6g})"
+
+
+def _to_float_tuple(name: str) -> Any:
+    def convert(values: Any) -> tuple[float, ...]:
+        if isinstance(values, str | bytes) or not isinstance(values, Iterable | np.ndarray):
+            raise check.fail(name, values, "a sequence of real numbers", "RDP")
+        return tuple(check.real(name, v, "RDP") for v in np.asarray(values, dtype=object).ravel())
+
+    return convert
+
+
+@attrs.frozen(kw_only=True)
+class RDP(Guarantee):
+    """Renyi DP: ``D_a(M(D) || M(D')) <= epsilons[i]`` at each ``a = orders[i]``.
+
+    Mironov 2017 (arXiv:1702.07476v3), Definition 4.
+
+    Parameters
+    ----------
+    orders : sequence of float
+        Strictly increasing, each > 1 and finite.
+    epsilons : sequence of float
+        One bound per order, each >= 0 (``inf`` allowed: no bound at that order).
+
+    Examples
+    --------
+    >>> from privkit import RDP
+    >>> g = RDP(orders=[2.0, 8.0, 32.0], epsilons=[0.1, 0.4, 1.6])
+    >>> round(g.epsilon(1e-5), 4)
+    1.6141
+
+    .. versionadded:: 0.1.0
+    """
+
+    orders: tuple[float, ...] = attrs.field(converter=_to_float_tuple("orders"))
+    epsilons: tuple[float, ...] = attrs.field(converter=_to_float_tuple("epsilons"))
+
+    def __attrs_post_init__(self) -> None:
+        if not self.orders:
+            raise check.fail("orders", self.orders, "a non-empty sequence", "RDP")
+        if any(not (1.0 < a < math.inf) for a in self.orders):
+            raise check.fail("orders", self.orders, "finite numbers > 1", "RDP")
+        if any(b <= a for a, b in zip(self.orders, self.orders[1:], strict=False)):
+            raise check.fail("orders", self.orders, "strictly increasing", "RDP")
+        if len(self.epsilons) != len(self.orders):
+            raise check.fail(
+                "epsilons", self.epsilons, f"one value per order ({len(self.orders)})", "RDP"
+            )
+        if any(e < 0.0 for e in self.epsilons):
+            raise check.fail("epsilons", self.epsilons, "numbers >= 0", "RDP")
+
+    @classmethod
+    def from_guarantee(cls, guarantee: Guarantee, orders: ArrayLike | None = None) -> RDP:
+        """The RDP curve a guarantee implies on ``orders`` (default: DEFAULT_ORDERS)."""
+        grid = np.asarray(conversions.DEFAULT_ORDERS if orders is None else orders, float)
+        return cls(orders=grid, epsilons=guarantee.rdp(grid))
+
+    def epsilon(self, delta: float = 0.0) -> float:
+        return conversions.rdp_to_epsilon(self.orders, self.epsilons, _delta_arg(delta, self))[0]
+
+    def delta(self, epsilon: float) -> float:
+        return conversions.rdp_to_delta(self.orders, self.epsilons, _epsilon_arg(epsilon, self))[0]
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
+        """The curve at ``orders``; orders not on this curve's grid get ``inf``.
+
+        (A bound at one order does not bound other orders from above, except through
+        monotonicity: ``D_a`` is non-decreasing in ``a``, so the next larger order on the
+        grid bounds it. privkit uses that.)
+        """
+        grid = np.asarray(self.orders)
+        values = np.asarray(self.epsilons)
+        query = _orders_arg(orders, self)
+        index = np.searchsorted(grid, query, side="left")
+        out = np.full(query.shape, math.inf)
+        inside = index < len(grid)
+        out[inside] = values[index[inside]]
+        return out
+
+    def compose(self, other: RDP) -> RDP:
+        """Sequential composition: the curves add order by order (Mironov 2017 Prop. 1)."""
+        check.instance("other", other, RDP, "RDP.compose")
+        if other.orders != self.orders:
+            raise check.fail("other", other, "an RDP curve on the same orders", "RDP.compose")
+        return RDP(orders=self.orders,
+                   epsilons=[a + b for a, b in zip(self.epsilons, other.epsilons, strict=True)])
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return bool(np.all(other.rdp(self.orders) <= np.asarray(self.epsilons)))
+
+    def __str__(self) -> str:
+        return f"RDP({len(self.orders)} orders in [{self.orders[0]:g}, {self.orders[-1]:g}])"
+
+
+@attrs.frozen(kw_only=True)
+class GDP(Guarantee):
+    """mu-Gaussian differential privacy (Dong, Roth, Su; arXiv:1905.02383v3, Def. 2.6).
+
+    The trade-off curve is that of telling N(0, 1) from N(mu, 1). The Gaussian mechanism
+    with L2 sensitivity s and noise sigma is exactly (s / sigma)-GDP (Thm 2.7), so for it
+    this guarantee is exact, not a bound.
+
+    Parameters
+    ----------
+    mu : float
+        Finite and > 0.
+
+    Examples
+    --------
+    >>> from privkit import GDP
+    >>> round(GDP(mu=1.0).epsilon(1e-5), 4)
+    4.3772
+
+    .. versionadded:: 0.1.0
+    """
+
+    mu: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
+
+    def epsilon(self, delta: float = 0.0) -> float:
+        return conversions.gdp_epsilon(self.mu, _delta_arg(delta, self))
+
+    def delta(self, epsilon: float) -> float:
+        return conversions.gdp_delta(self.mu, _epsilon_arg(epsilon, self))
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
+        """``a mu^2 / 2``: exact for the Gaussian mechanism (Mironov 2017, Prop. 7)."""
+        return self.mu**2 / 2.0 * _orders_arg(orders, self)
+
+    def zcdp_rho(self) -> float:
+        return self.mu**2 / 2.0
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return isinstance(other, GDP) and other.mu <= self.mu
+
+    def __str__(self) -> str:
+        return f"GDP(μ={self.mu:.6g})"
+
+
+def _delta_arg(value: Any, owner: Guarantee) -> float:
+    return check.delta("delta", value, f"{type(owner).__name__}.epsilon")
+
+
+def _epsilon_arg(value: Any, owner: Guarantee) -> float:
+    return check.nonnegative("epsilon", value, f"{type(owner).__name__}.delta")
+
+
+def _orders_arg(orders: ArrayLike, owner: Guarantee) -> NDArray[np.float64]:
+    a = np.asarray(orders, dtype=float)
+    if a.size == 0 or not np.all(a > 1.0) or not np.all(np.isfinite(a)):
+        raise check.fail("orders", orders, "finite numbers > 1", f"{type(owner).__name__}.rdp")
+    return a

@@ -1,0 +1,166 @@
+"""The ledger: a record of every mechanism invocation that actually ran.
+
+Mechanisms call :func:`record` each time they release; inside ``with Ledger() as
+ledger:`` every such call is appended to that ledger (and to every enclosing one).
+Ledgers are per context (:mod:`contextvars`), so threads and asyncio tasks each see their
+own. An algorithm declares a :mod:`plan <privkit.plan>` before it touches the data; its
+ledger of what ran must match that plan, which :meth:`Ledger.compare` checks.
+
+.. versionadded:: 0.1.0
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections import Counter
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from privkit import _validation as check
+
+if TYPE_CHECKING:
+    from privkit.plan import Block
+
+__all__ = ["Ledger", "LedgerComparison", "LedgerEntry", "record"]
+
+_ACTIVE: contextvars.ContextVar[tuple[Ledger, ...]] = contextvars.ContextVar(
+    "privkit_active_ledgers", default=()
+)
+
+
+@attrs.frozen
+class LedgerEntry:
+    """One recorded invocation: the block that ran and how many independent releases."""
+
+    block: Any
+    count: int
+
+
+@attrs.frozen
+class LedgerComparison:
+    """The difference between what a plan declared and what a ledger recorded.
+
+    ``missing`` maps each declared block to how many of its declared runs were not
+    recorded; ``unexpected`` maps each recorded block to how many runs were not declared.
+    """
+
+    missing: dict[Any, int]
+    unexpected: dict[Any, int]
+
+    @property
+    def matches(self) -> bool:
+        """True when the ledger ran exactly the declared blocks, each as often."""
+        return not self.missing and not self.unexpected
+
+    def __bool__(self) -> bool:
+        return self.matches
+
+    def __str__(self) -> str:
+        if self.matches:
+            return "ledger matches plan"
+        lines = ["ledger does not match plan:"]
+        lines += [f"  declared but not run ({n}x): {b}" for b, n in self.missing.items()]
+        lines += [f"  run but not declared ({n}x): {b}" for b, n in self.unexpected.items()]
+        return "\n".join(lines)
+
+
+class Ledger:
+    """A context manager that collects :class:`LedgerEntry` records.
+
+    Examples
+    --------
+    >>> from privkit import Ledger, Sensitivity, Norm, Neighbouring
+    >>> from privkit.mechanisms import Laplace
+    >>> mech = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
+    >>> with Ledger() as ledger:
+    ...     _ = mech.release(3.0, rng=0)
+    ...     _ = mech.release([1.0, 2.0], rng=0, size=4)
+    >>> ledger.count(mech)
+    5
+    >>> ledger.compare(mech.repeat(5)).matches
+    True
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[LedgerEntry] = []
+        self._lock = threading.Lock()
+        self._token: contextvars.Token[tuple[Ledger, ...]] | None = None
+
+    def __enter__(self) -> Ledger:
+        if self._token is not None:
+            raise RuntimeError("this Ledger is already active; create a new one to nest")
+        self._token = _ACTIVE.set((*_ACTIVE.get(), self))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._token is not None
+        _ACTIVE.reset(self._token)
+        self._token = None
+
+    def _append(self, entry: LedgerEntry) -> None:
+        with self._lock:
+            self._entries.append(entry)
+
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        """The recorded invocations, in order."""
+        with self._lock:
+            return tuple(self._entries)
+
+    def counts(self) -> Counter[Any]:
+        """How many releases each distinct block made."""
+        totals: Counter[Any] = Counter()
+        for entry in self.entries:
+            totals[entry.block] += entry.count
+        return totals
+
+    def count(self, block: Any) -> int:
+        """How many releases ``block`` made."""
+        return self.counts()[block]
+
+    def as_plan(self) -> Block:
+        """What ran, as a plan: a Sequential of the blocks in the order they ran."""
+        from privkit.plan import Repeat, Sequential
+
+        steps = [e.block if e.count == 1 else Repeat(e.block, e.count) for e in self.entries]
+        if not steps:
+            raise check.fail("ledger", "empty", "non-empty to form a plan", "Ledger.as_plan")
+        return steps[0] if len(steps) == 1 else Sequential(*steps)
+
+    def compare(self, plan: Block) -> LedgerComparison:
+        """Compare the recorded runs with the runs ``plan`` declares (as multisets)."""
+        from privkit.plan import leaf_counts
+
+        declared = leaf_counts(plan)
+        recorded = self.counts()
+        missing = dict(declared - recorded)
+        unexpected = dict(recorded - declared)
+        return LedgerComparison(missing=missing, unexpected=unexpected)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Ledger({len(self)} entries)"
+
+
+def record(block: Any, count: int = 1) -> None:
+    """Record that ``block`` made ``count`` independent releases, in every active ledger.
+
+    Mechanisms call this themselves; call it directly for a block that privkit does not
+    run (a :class:`~privkit.plan.Claimed` block, an external library's release).
+    """
+    n = check.positive_int("count", count, "record")
+    for ledger in _ACTIVE.get():
+        ledger._append(LedgerEntry(block=block, count=n))

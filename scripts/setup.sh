@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install privkit and everything it needs into ./.venv (idempotent; CPU only).
+#
+# torch comes first, pinned to the local CPU build 2.13.0 that this machine's pip finds
+# offline; constraints.txt keeps every later resolution (opacus's) on that build, so no
+# CUDA package is ever downloaded. The install is editable in strict mode: a link tree
+# under build/ that mypy can see (the default editable hook hides the mapped packages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+PIP=(.venv/bin/python -m pip --quiet --disable-pip-version-check)
+"${PIP[@]}" install -c constraints.txt "torch==2.13.0"
+"${PIP[@]}" install -c constraints.txt -e ".[all]" --config-settings editable_mode=strict
+if .venv/bin/python -m pip list 2>/dev/null | grep -qi '^nvidia-'; then
+    echo "setup: CUDA packages were installed; torch must be the local CPU build" >&2
+    exit 1
+fi
+echo "setup: privkit $(.venv/bin/privkit --version | cut -d' ' -f2) installed in .venv"

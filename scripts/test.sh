@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Lint, type-check and test privkit. Fails if any step fails or if no test ran.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="$PWD/.venv/bin"
+"$VENV/ruff" check .
+# mypy must run from outside the repository root, or ./privkit shadows the installed,
+# mapped package and only the core is checked.
+(cd /tmp && "$VENV/mypy" -p privkit --config-file "$OLDPWD/pyproject.toml")
+log="$(mktemp)"
+set +e
+"$VENV/pytest" -n 2 --doctest-modules privkit mechanisms algorithms audits tests "$@" \
+    | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+    exit "$status"
+fi
+if ! grep -Eq '[1-9][0-9]* passed' "$log"; then
+    echo "test.sh: no test passed; refusing to report success" >&2
+    exit 1
+fi
