@@ -46,7 +46,7 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> 
 
 
 def _sensitivity_validator(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(attribute.name, value, Sensitivity, type(instance).__name__)
+    check.instance(check.field_name(attribute), value, Sensitivity, type(instance).__name__)
     value.require(norm=Norm.L2, owner=type(instance).__name__)
 
 
@@ -109,6 +109,10 @@ class Gaussian(Mechanism):
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L2, relation=relation, owner=owner)
         if method == "analytic":
             sigma = sens.value / conversions.gdp_mu_for_approx_dp(eps, d)
+            # sensitivity / (sensitivity / mu) may round above mu: step sigma up until the
+            # mechanism's own exact profile meets the target.
+            while conversions.gdp_delta(sens.value / sigma, eps) > d:
+                sigma = math.nextafter(sigma, math.inf)
         elif method == "classic":
             sigma = classic_gaussian_sigma(eps, d, sens.value)
         else:

@@ -39,11 +39,12 @@ def laplace_rdp(noise_multiplier: float, orders: ArrayLike) -> NDArray[np.float6
     b = noise_multiplier
     log_terms = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) / b,
                              np.log((a - 1) / (2 * a - 1)) - a / b)
-    return np.minimum(log_terms / (a - 1), 1.0 / b)
+    result: NDArray[np.float64] = np.minimum(log_terms / (a - 1), 1.0 / b)
+    return result
 
 
 def _sensitivity_validator(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(attribute.name, value, Sensitivity, type(instance).__name__)
+    check.instance(check.field_name(attribute), value, Sensitivity, type(instance).__name__)
     value.require(norm=Norm.L1, owner=type(instance).__name__)
 
 
@@ -88,7 +89,11 @@ class Laplace(Mechanism):
 
     @classmethod
     def for_epsilon(
-        cls, epsilon: float, *, sensitivity: float | Sensitivity, relation: Neighbouring | None = None
+        cls,
+        epsilon: float,
+        *,
+        sensitivity: float | Sensitivity,
+        relation: Neighbouring | None = None,
     ) -> Laplace:
         """The Laplace mechanism with scale ``Δ / epsilon``: exactly epsilon-DP.
 

@@ -116,7 +116,12 @@ def attrs_validator(check: Callable[[str, Any, str], Any]) -> Callable[[Any, Any
     """Turn one of the checkers above into an attrs validator for a class field."""
 
     def validate(instance_: Any, attribute: Any, value: Any) -> None:
-        check(attribute.name, value, type(instance_).__name__)
+        check(field_name(attribute), value, type(instance_).__name__)
 
     validate.__name__ = check.__name__
     return validate
+
+
+def field_name(attribute: Any) -> str:
+    """The name a user writes for an attrs field (its alias: ``epsilon``, not ``_epsilon``)."""
+    return str(getattr(attribute, "alias", None) or attribute.name)

@@ -126,7 +126,8 @@ def pure_dp_rdp(epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
     log_p = -np.logaddexp(0.0, -epsilon)  # log(e^eps / (1 + e^eps))
     log_q = -np.logaddexp(0.0, epsilon)
     terms = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p)
-    return np.maximum(terms / (a - 1.0), 0.0)
+    result: NDArray[np.float64] = np.maximum(terms / (a - 1.0), 0.0)
+    return result
 
 
 # --- Renyi DP and zCDP --------------------------------------------------------------------

@@ -226,7 +226,8 @@ class BudgetFilter:
 
     def _fits(self, entry: FilterEntry) -> bool:
         if self._rule == "zcdp":
-            assert self._rho_limit is not None and entry.rho is not None
+            assert self._rho_limit is not None
+            assert entry.rho is not None
             total = math.fsum([*(e.rho or 0.0 for e in self._entries), entry.rho])
             return total <= self._rho_limit * (1.0 + _SLACK)
         eps = math.fsum([*(e.epsilon for e in self._entries), entry.epsilon])

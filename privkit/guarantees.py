@@ -60,7 +60,8 @@ class Guarantee(abc.ABC):
     def within(self, budget: Guarantee) -> bool:
         """Whether this guarantee implies ``budget`` (is at least as private).
 
-        * ``PureDP`` / ``ApproxDP`` budgets: ``self.epsilon(budget.delta()) <= budget.epsilon()``;
+        * ``PureDP`` / ``ApproxDP`` budgets: ``self.delta(budget.epsilon()) <= budget.delta()``
+          or ``self.epsilon(budget.delta()) <= budget.epsilon()``;
         * ``ZCDP`` budgets: ``self.zcdp_rho() <= budget.rho``;
         * ``GDP`` budgets: only a GDP guarantee with ``mu <= budget.mu`` (GDP is a whole
           trade-off curve, which no other kind implies here);
@@ -174,7 +175,10 @@ class ApproxDP(Guarantee):
         return self._epsilon**2 / 2.0 if self._delta == 0.0 else math.inf
 
     def _is_implied_by(self, other: Guarantee) -> bool:
-        return other.epsilon(self._delta) <= self._epsilon
+        # Either certified direction proves the implication; checking both keeps a
+        # root-finder's last ulp from refusing a guarantee that meets the budget exactly.
+        return (other.delta(self._epsilon) <= self._delta
+                or other.epsilon(self._delta) <= self._epsilon)
 
     def __repr__(self) -> str:
         return f"ApproxDP(epsilon={self._epsilon!r}, delta={self._delta!r})"
@@ -218,13 +222,18 @@ class ZCDP(Guarantee):
         return f"ZCDP(ρ={self.rho:.6g})"
 
 
-def _to_float_tuple(name: str) -> Any:
-    def convert(values: Any) -> tuple[float, ...]:
-        if isinstance(values, str | bytes) or not isinstance(values, Iterable | np.ndarray):
-            raise check.fail(name, values, "a sequence of real numbers", "RDP")
-        return tuple(check.real(name, v, "RDP") for v in np.asarray(values, dtype=object).ravel())
+def _float_tuple(name: str, values: Any) -> tuple[float, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable | np.ndarray):
+        raise check.fail(name, values, "a sequence of real numbers", "RDP")
+    return tuple(check.real(name, v, "RDP") for v in np.asarray(values, dtype=object).ravel())
 
-    return convert
+
+def _orders_tuple(values: Any) -> tuple[float, ...]:
+    return _float_tuple("orders", values)
+
+
+def _epsilons_tuple(values: Any) -> tuple[float, ...]:
+    return _float_tuple("epsilons", values)
 
 
 @attrs.frozen(kw_only=True)
@@ -250,8 +259,8 @@ class RDP(Guarantee):
     .. versionadded:: 0.1.0
     """
 
-    orders: tuple[float, ...] = attrs.field(converter=_to_float_tuple("orders"))
-    epsilons: tuple[float, ...] = attrs.field(converter=_to_float_tuple("epsilons"))
+    orders: tuple[float, ...] = attrs.field(converter=_orders_tuple)
+    epsilons: tuple[float, ...] = attrs.field(converter=_epsilons_tuple)
 
     def __attrs_post_init__(self) -> None:
         if not self.orders:

@@ -81,11 +81,11 @@ class Norm(enum.Enum):
 
 
 def _check_relation(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(attribute.name, value, Neighbouring, type(instance).__name__)
+    check.instance(check.field_name(attribute), value, Neighbouring, type(instance).__name__)
 
 
 def _check_norm(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(attribute.name, value, Norm, type(instance).__name__)
+    check.instance(check.field_name(attribute), value, Norm, type(instance).__name__)
 
 
 @attrs.frozen(kw_only=True)

@@ -84,7 +84,8 @@ class Leaf(abc.ABC):
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         """The smallest RDP bound at each order over all of this block's guarantees."""
         curves = [g.rdp(orders) for g in self.guarantees()]
-        return np.minimum.reduce(curves)
+        result: NDArray[np.float64] = np.minimum.reduce(curves)
+        return result
 
     def zcdp_rho(self) -> float:
         """The smallest rho over this block's guarantees (``inf`` when none is zCDP)."""
@@ -190,7 +191,7 @@ class Sequential(PlanNode):
     steps: tuple[Block, ...]
 
     def __init__(self, *steps: Block) -> None:
-        self.__attrs_init__(_check_children("Sequential", steps))  # type: ignore[attr-defined]
+        self.__attrs_init__(_check_children("Sequential", steps))
 
     @property
     def children(self) -> tuple[Block, ...]:
@@ -219,7 +220,7 @@ class Parallel(PlanNode):
     parts: tuple[Block, ...]
 
     def __init__(self, *parts: Block) -> None:
-        self.__attrs_init__(_check_children("Parallel", parts))  # type: ignore[attr-defined]
+        self.__attrs_init__(_check_children("Parallel", parts))
 
     @property
     def children(self) -> tuple[Block, ...]:
@@ -232,18 +233,15 @@ class Parallel(PlanNode):
         return {"parallel": [b.to_spec() for b in self.parts]}
 
 
-def _block_field() -> Any:
-    def validate(instance: Any, attribute: Any, value: Any) -> None:
-        _check_block(attribute.name, value, type(instance).__name__)
-
-    return attrs.field(validator=validate)
+def _validate_block(instance: Any, attribute: Any, value: Any) -> None:
+    _check_block(check.field_name(attribute), value, type(instance).__name__)
 
 
 @attrs.frozen
 class Repeat(PlanNode):
     """``block`` run ``count`` times on the same data (``count`` >= 1)."""
 
-    block: Block = _block_field()
+    block: Block = attrs.field(validator=_validate_block)
     count: int = attrs.field(validator=check.attrs_validator(check.positive_int))
 
     @property
@@ -258,7 +256,7 @@ class Repeat(PlanNode):
 
 
 def _description_validator(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(attribute.name, value, str, type(instance).__name__)
+    check.instance(check.field_name(attribute), value, str, type(instance).__name__)
 
 
 @attrs.frozen
@@ -269,7 +267,7 @@ class PostProcess(PlanNode):
     of ``block``; the node exists so that plans say what is released.
     """
 
-    block: Block = _block_field()
+    block: Block = attrs.field(validator=_validate_block)
     description: str = attrs.field(default="post-processing", validator=_description_validator)
 
     @property
@@ -291,7 +289,7 @@ class PoissonSubsample(PlanNode):
     analysed under ``ADD_REMOVE``; accountants without such an analysis refuse this node.
     """
 
-    block: Block = _block_field()
+    block: Block = attrs.field(validator=_validate_block)
     sampling_rate: float = attrs.field(validator=check.attrs_validator(check.rate))
 
     @property
@@ -315,7 +313,7 @@ class SampleWithoutReplacement(PlanNode):
     ``REPLACE_ONE``; accountants without such an analysis refuse this node.
     """
 
-    block: Block = _block_field()
+    block: Block = attrs.field(validator=_validate_block)
     sample_size: int = attrs.field(validator=check.attrs_validator(check.positive_int))
     population_size: int = attrs.field(validator=check.attrs_validator(check.positive_int))
 
@@ -340,11 +338,11 @@ class SampleWithoutReplacement(PlanNode):
 
 
 def _check_guarantee(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(attribute.name, value, Guarantee, type(instance).__name__)
+    check.instance(check.field_name(attribute), value, Guarantee, type(instance).__name__)
 
 
 def _check_relation(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(attribute.name, value, Neighbouring, type(instance).__name__)
+    check.instance(check.field_name(attribute), value, Neighbouring, type(instance).__name__)
 
 
 @attrs.frozen

@@ -21,7 +21,6 @@ Every privkit function that draws randomness takes ``rng``, which may be
 
 from __future__ import annotations
 
-import numbers
 import secrets
 from typing import TypeAlias
 
@@ -49,10 +48,11 @@ def as_generator(rng: RNGLike, *, owner: str = "as_generator") -> np.random.Gene
         return rng
     if rng is None or isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool | np.bool_):
-        if int(rng) < 0:
+    seed: object = rng
+    if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+        if int(seed) < 0:
             raise check.fail("rng", rng, "a seed >= 0", owner)
-        return np.random.default_rng(int(rng))
+        return np.random.default_rng(int(seed))
     raise check.fail(
         "rng", rng,
         "a numpy.random.Generator, a SeedSequence, an int seed >= 0, or None", owner,

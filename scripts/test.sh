@@ -9,7 +9,7 @@ VENV="$PWD/.venv/bin"
 (cd /tmp && "$VENV/mypy" -p privkit --config-file "$OLDPWD/pyproject.toml")
 log="$(mktemp)"
 set +e
-"$VENV/pytest" -n 2 --doctest-modules privkit mechanisms algorithms audits tests "$@" \
+"$VENV/pytest" -n 2 tests "$@" \
     | tee "$log"
 status=${PIPESTATUS[0]}
 set -e

@@ -32,9 +32,11 @@ def rdp_curve(plan: Block, orders: NDArray[np.float64]) -> NDArray[np.float64]:
     if isinstance(plan, Leaf):
         return plan.rdp(orders)
     if isinstance(plan, Sequential):
-        return np.sum([rdp_curve(b, orders) for b in plan.steps], axis=0)
+        total: NDArray[np.float64] = np.sum([rdp_curve(b, orders) for b in plan.steps], axis=0)
+        return total
     if isinstance(plan, Parallel):
-        return np.max([rdp_curve(b, orders) for b in plan.parts], axis=0)
+        worst: NDArray[np.float64] = np.max([rdp_curve(b, orders) for b in plan.parts], axis=0)
+        return worst
     if isinstance(plan, Repeat):
         return plan.count * rdp_curve(plan.block, orders)
     assert isinstance(plan, PostProcess)

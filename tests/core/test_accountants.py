@@ -1,0 +1,224 @@
+"""Accountants: closed forms, refusals, and the no-undercount invariant."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from _strategies import plans
+from privkit import (
+    GDP,
+    ApproxDP,
+    BasicAccountant,
+    Claimed,
+    Neighbouring,
+    Parallel,
+    PoissonSubsample,
+    PostProcess,
+    PureDP,
+    RDPAccountant,
+    Repeat,
+    Sequential,
+    UnsupportedPlanError,
+    ZCDPAccountant,
+    available_accountants,
+    tightest,
+    tightest_delta,
+)
+from privkit.mechanisms import Gaussian, Laplace
+from privkit.plan import Leaf
+
+A = Neighbouring.ADD_REMOVE
+
+
+def lap(eps):
+    return Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
+
+
+def gau(mu):
+    return Gaussian.for_gdp(mu, sensitivity=1.0, relation=A)
+
+
+class TestBasicAccountant:
+    def test_sequential_sums_parallel_takes_max_repeat_multiplies(self):
+        """Pure blocks: 0.1 + 3 x 0.2 + max(0.3, 0.1 + 0.1) = 1.0."""
+        plan = Sequential(lap(0.1), Repeat(lap(0.2), 3),
+                          Parallel(lap(0.3), Sequential(lap(0.1), lap(0.1))))
+        assert BasicAccountant().epsilon(plan, delta=0.0) == pytest.approx(1.0, rel=1e-15)
+
+    def test_post_processing_is_free(self):
+        """PostProcess costs what its block costs."""
+        assert BasicAccountant().epsilon(PostProcess(lap(0.3)), delta=0.0) == \
+            pytest.approx(0.3)
+
+    def test_delta_is_split_over_non_pure_runs(self):
+        """Two Gaussians and a Laplace at delta = 2e-5: each Gaussian gets 1e-5."""
+        g = gau(0.5)
+        plan = Sequential(g, lap(0.5), g)
+        expected = 2 * GDP(mu=0.5).epsilon(1e-5) + 0.5
+        assert BasicAccountant().epsilon(plan, delta=2e-5) == pytest.approx(expected, rel=1e-12)
+
+    def test_non_pure_plan_at_delta_zero_is_infinite(self):
+        """A Gaussian has no pure-DP guarantee: epsilon at delta = 0 is inf."""
+        assert BasicAccountant().epsilon(gau(0.5), delta=0.0) == math.inf
+
+    def test_delta_of_basic_is_certified(self):
+        """delta(plan, eps) returns a delta at which epsilon(plan) <= eps."""
+        plan = Sequential(gau(0.3), gau(0.4), lap(0.2))
+        d = BasicAccountant().delta(plan, epsilon=2.0)
+        assert 0 < d < 1
+        assert BasicAccountant().epsilon(plan, delta=d) <= 2.0
+
+    def test_guarantee_is_approx_dp(self):
+        """guarantee() wraps the epsilon at the given delta."""
+        g = BasicAccountant().guarantee(Repeat(lap(0.25), 4), delta=1e-6)
+        assert g == ApproxDP(epsilon=1.0, delta=1e-6)
+
+
+class TestRefusals:
+    def test_unsupported_node_is_named_with_no_able_accountant(self):
+        """A PoissonSubsample node is refused, naming the node and saying no accountant can."""
+        plan = Sequential(gau(1.0), PoissonSubsample(gau(1.0), 0.01))
+        with pytest.raises(UnsupportedPlanError) as info:
+            BasicAccountant().epsilon(plan, delta=1e-5)
+        message = str(info.value)
+        assert "PoissonSubsample (rate=0.01)" in message
+        assert "no available accountant handles it" in message
+
+    def test_unsupported_leaf_names_accountants_that_can(self):
+        """A block with only an (eps, delta) claim is refused by zCDP, which names basic."""
+        block = Claimed(ApproxDP(epsilon=1.0, delta=1e-6), relation=A, label="vendor")
+        with pytest.raises(UnsupportedPlanError, match="accountants that can: basic"):
+            ZCDPAccountant().epsilon(block, delta=1e-5)
+
+    def test_tightest_reports_refusals(self):
+        """tightest uses the accountants that can and lists the others with reasons."""
+        block = Claimed(ApproxDP(epsilon=1.0, delta=1e-6), relation=A, label="vendor")
+        result = tightest(Repeat(block, 2), delta=1e-5)
+        assert result.accountant == "basic"
+        assert set(result.refused) == {"zcdp", "rdp"}
+        assert result.epsilon < 2.0  # the generalised RR profile buys a little at 5e-6 each
+
+    def test_supports_never_raises(self):
+        """supports() answers without raising or changing anything."""
+        plan = PoissonSubsample(gau(1.0), 0.5)
+        assert all(a.supports(plan) is False for a in available_accountants())
+
+
+class TestTightest:
+    def test_gaussian_composition_prefers_zcdp_or_rdp(self):
+        """For 50 Gaussians, zCDP/RDP beat basic composition by a wide margin."""
+        result = tightest(Repeat(gau(0.1), 50), delta=1e-5)
+        assert result.accountant in ("zcdp", "rdp")
+        assert result.epsilon < 0.5 * result.by_accountant["basic"]
+
+    def test_table_lists_every_accountant(self):
+        """The text table has a row per accountant and marks the tightest."""
+        table = tightest(Repeat(gau(0.1), 5), delta=1e-5).table()
+        assert "<- tightest" in table
+        for name in ("basic", "zcdp", "rdp"):
+            assert name in table
+
+    def test_tightest_delta(self):
+        """tightest_delta gives the smallest certified delta at an epsilon."""
+        result = tightest_delta(Repeat(gau(0.1), 50), epsilon=3.0)
+        assert result.delta == min(result.by_accountant.values())
+        exact = GDP(mu=math.sqrt(50) * 0.1).delta(3.0)  # ~ 8e-6
+        assert exact <= result.delta < 10 * exact
+
+
+def exact_gdp_mu(plan):
+    """The exact GDP parameter of a plan of Gaussians (Dong-Roth-Su 2019, Cor. 3.3:
+    mu's compose in quadrature; disjoint parts take the max)."""
+    if isinstance(plan, Leaf):
+        return plan.guarantee().mu
+    if isinstance(plan, Sequential):
+        return math.sqrt(sum(exact_gdp_mu(b) ** 2 for b in plan.steps))
+    if isinstance(plan, Parallel):
+        return max(exact_gdp_mu(b) for b in plan.parts)
+    if isinstance(plan, Repeat):
+        return math.sqrt(plan.count) * exact_gdp_mu(plan.block)
+    return exact_gdp_mu(plan.block)
+
+
+def gaussian_only(plan):
+    return all(isinstance(leaf, Gaussian) for leaf in _leaves(plan))
+
+
+def _leaves(plan):
+    from privkit.plan import leaf_counts
+
+    return list(leaf_counts(plan))
+
+
+@given(plans(A))
+def test_no_accountant_undercounts_gaussian_plans(plan):
+    """Property: for plans of Gaussians the exact privacy is GDP(mu) with mu composed in
+    quadrature; no accountant reports an epsilon below the exact one."""
+    if not gaussian_only(plan):
+        return
+    exact = GDP(mu=exact_gdp_mu(plan)).epsilon(1e-5)
+    for accountant in available_accountants():
+        assert accountant.epsilon(plan, delta=1e-5) >= exact * (1 - 1e-9)
+
+
+@given(plans(A))
+def test_no_accountant_undercounts_pure_plans_at_delta_zero(plan):
+    """Property: for plans of Laplace mechanisms the privacy loss reaches the sum of the
+    epsilons (max over disjoint parts) with positive probability, so no accountant may
+    report less at delta = 0."""
+    if not all(isinstance(leaf, Laplace) for leaf in _leaves(plan)):
+        return
+    exact = BasicAccountant().epsilon(plan, delta=0.0)
+    for accountant in available_accountants():
+        assert accountant.epsilon(plan, delta=0.0) >= exact * (1 - 1e-12)
+
+
+@given(plans(A))
+def test_tightest_never_exceeds_basic_composition(plan):
+    """Property: tightest is at most basic composition, and equals the best accountant."""
+    result = tightest(plan, delta=1e-6)
+    assert result.epsilon <= BasicAccountant().epsilon(plan, delta=1e-6)
+    assert result.epsilon == min(result.by_accountant.values())
+
+
+@given(plans(A, max_leaves=4))
+def test_adding_a_block_never_decreases_cost(plan):
+    """Property: composition cost never decreases as blocks are added, for every
+    accountant, and does not depend on the order of the steps."""
+    extra = gau(0.2)
+    for accountant in available_accountants():
+        if not accountant.supports(plan):
+            continue
+        before = accountant.epsilon(plan, delta=1e-6)
+        after = accountant.epsilon(Sequential(plan, extra), delta=1e-6)
+        swapped = accountant.epsilon(Sequential(extra, plan), delta=1e-6)
+        assert after >= before * (1 - 1e-12)
+        assert swapped == pytest.approx(after, rel=1e-9)
+
+
+def test_rdp_accountant_matches_opacus_for_full_batch_gaussian():
+    """100 Gaussian steps with noise multiplier 2: privkit's RDP epsilon equals opacus's
+    RDP accountant on the same orders (q = 1)."""
+    from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
+
+    accountant = RDPAccountant()
+    ours = accountant.epsilon(Repeat(gau(0.5), 100), delta=1e-5)
+    curve = compute_rdp(q=1.0, noise_multiplier=2.0, steps=100, orders=accountant.orders)
+    theirs, _ = get_privacy_spent(orders=accountant.orders, rdp=curve, delta=1e-5)
+    assert ours == pytest.approx(theirs, rel=1e-12)
+
+
+def test_rdp_curve_of_laplace_plan_is_exact_sum():
+    """The RDP accountant adds the Laplace mechanism's exact curves."""
+    accountant = RDPAccountant(orders=[2.0, 5.0])
+    curve = accountant.curve(Repeat(lap(0.5), 4))
+    np.testing.assert_allclose(curve, 4 * lap(0.5).rdp([2.0, 5.0]))
+
+
+def test_zcdp_of_pure_block_is_half_epsilon_squared():
+    """The zCDP accountant charges eps^2/2 for a pure block (Bun-Steinke Prop. 1.4)."""
+    from privkit.accountants import zcdp_rho
+
+    assert zcdp_rho(Repeat(Claimed(PureDP(epsilon=0.2), relation=A), 10)) == pytest.approx(0.2)

@@ -1,0 +1,179 @@
+"""The budget filter: all-or-nothing spends, exact limits, thread safety."""
+
+import contextlib
+import pickle
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from _strategies import plans
+from privkit import (
+    ZCDP,
+    ApproxDP,
+    BudgetExceeded,
+    BudgetExceededError,
+    BudgetFilter,
+    Claimed,
+    IncompatibleCompositionError,
+    InvalidParameterError,
+    Neighbouring,
+    PoissonSubsample,
+    PureDP,
+    Repeat,
+    UnsupportedPlanError,
+)
+from privkit.mechanisms import Gaussian, Laplace
+
+A = Neighbouring.ADD_REMOVE
+R = Neighbouring.REPLACE_ONE
+
+
+def lap(eps, relation=A):
+    return Laplace.for_epsilon(eps, sensitivity=1.0, relation=relation)
+
+
+def test_spends_until_the_limit_then_refuses():
+    """Ten spends of 0.1 fit a limit of 1 exactly (despite float rounding); the 11th is
+    refused with a message giving the cost and what remains."""
+    f = BudgetFilter(epsilon=1.0)
+    for _ in range(10):
+        f.spend(lap(0.1))
+    with pytest.raises(BudgetExceededError) as info:
+        f.spend(lap(0.1))
+    assert "would exceed the remaining budget" in str(info.value)
+    assert "epsilon=0.1" in str(info.value)
+    assert f.spent.epsilon == pytest.approx(1.0)
+    assert f.remaining.epsilon == pytest.approx(0.0, abs=1e-12)
+
+
+def test_budget_exceeded_is_the_design_documents_name():
+    """BudgetExceeded (the design's spelling) is BudgetExceededError."""
+    assert BudgetExceeded is BudgetExceededError
+
+
+def test_can_spend_changes_nothing():
+    """can_spend answers without recording."""
+    f = BudgetFilter(epsilon=1.0)
+    assert f.can_spend(lap(0.6))
+    assert not f.can_spend(lap(1.2))
+    assert f.history == ()
+
+
+def test_non_pure_block_must_name_its_delta():
+    """A Gaussian spend needs delta=..., and both epsilon and delta are charged."""
+    f = BudgetFilter(epsilon=5.0, delta=1e-5)
+    g = Gaussian.for_gdp(0.5, sensitivity=1.0, relation=A)
+    with pytest.raises(InvalidParameterError, match="has no pure-DP guarantee"):
+        f.spend(g)
+    entry = f.spend(g, delta=5e-6)
+    assert entry.delta == 5e-6
+    assert entry.epsilon == pytest.approx(g.epsilon(5e-6))
+    assert f.spent.delta == 5e-6
+    with pytest.raises(BudgetExceededError):
+        f.spend(g, delta=6e-6)  # delta would total 1.1e-5
+
+
+def test_zcdp_rule_adds_rho():
+    """Under the zCDP rule rhos add up to the largest rho that fits the limit."""
+    f = BudgetFilter(epsilon=1.0, delta=1e-6, accountant="zcdp")
+    assert ZCDP(rho=f.rho_limit).epsilon(1e-6) == pytest.approx(1.0, rel=1e-9)
+    g = Gaussian.for_zcdp(f.rho_limit / 4, sensitivity=1.0, relation=A)
+    for _ in range(4):
+        f.spend(g)
+    with pytest.raises(BudgetExceededError):
+        f.spend(g)
+    assert f.spent.epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_zcdp_filter_refuses_blocks_without_zcdp():
+    """An (eps, delta) claim cannot be charged to a zCDP filter."""
+    f = BudgetFilter(epsilon=1.0, delta=1e-6, accountant="zcdp")
+    block = Claimed(ApproxDP(epsilon=0.1, delta=1e-9), relation=A)
+    with pytest.raises(UnsupportedPlanError):
+        f.spend(block)
+    assert f.history == ()
+
+
+def test_relation_is_fixed_by_the_first_spend():
+    """After an ADD_REMOVE spend, a REPLACE_ONE block is refused."""
+    f = BudgetFilter(epsilon=1.0)
+    f.spend(lap(0.1))
+    assert f.relation is A
+    with pytest.raises(IncompatibleCompositionError, match="REPLACE_ONE"):
+        f.spend(lap(0.1, relation=R))
+
+
+def test_unsupported_plan_is_refused_without_change():
+    """A plan with a node the filter's accountant cannot handle is refused whole."""
+    f = BudgetFilter(epsilon=10.0, delta=1e-5)
+    before = pickle.dumps(f)
+    plan = PoissonSubsample(Gaussian.for_gdp(1.0, sensitivity=1.0, relation=A), 0.1)
+    with pytest.raises(UnsupportedPlanError):
+        f.spend(plan, delta=1e-6)
+    assert pickle.dumps(f) == before
+
+
+@given(plans(A, max_leaves=4), st.floats(min_value=0.05, max_value=3.0),
+       st.sampled_from([None, 1e-7, 1e-3]))
+def test_refused_spend_leaves_state_byte_for_byte_unchanged(plan, limit, delta):
+    """Property: whatever the block, a spend that raises (over budget, missing delta)
+    leaves the pickled filter exactly as it was; one that succeeds adds one entry."""
+    f = BudgetFilter(epsilon=limit, delta=1e-5)
+    f.spend(Claimed(PureDP(epsilon=limit / 2), relation=A))
+    before = pickle.dumps(f)
+    try:
+        f.spend(plan, delta=delta)
+    except (BudgetExceededError, InvalidParameterError):
+        assert pickle.dumps(f) == before
+    else:
+        assert len(f.history) == 2
+
+
+@given(plans(A, max_leaves=4))
+def test_spent_plus_remaining_is_the_limit(plan):
+    """Property: while within budget, spent + remaining == limit."""
+    f = BudgetFilter(epsilon=50.0, delta=1e-3)
+    with contextlib.suppress(BudgetExceededError):
+        f.spend(plan, delta=1e-4)
+    assert f.spent.epsilon + f.remaining.epsilon == pytest.approx(50.0)
+    assert f.spent.delta + f.remaining.delta == pytest.approx(1e-3)
+
+
+def test_eight_threads_never_exceed_the_limit():
+    """8 threads spending 0.01 each as fast as they can: exactly 100 spends fit a limit
+    of 1, none more, and the total never exceeds the limit."""
+    f = BudgetFilter(epsilon=1.0)
+    block = Claimed(PureDP(epsilon=0.01), relation=A)
+    accepted = []
+    start = threading.Barrier(8)
+
+    def worker():
+        start.wait()
+        mine = 0
+        for _ in range(50):
+            try:
+                f.spend(block)
+                mine += 1
+            except BudgetExceededError:
+                pass
+        accepted.append(mine)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(accepted) == len(f.history) == 100
+    assert f.spent.epsilon <= 1.0 * (1 + 1e-12)
+
+
+def test_filter_round_trips_through_pickle():
+    """A pickled filter keeps its history and gets a fresh lock."""
+    f = BudgetFilter(epsilon=1.0)
+    f.spend(Repeat(lap(0.1), 2))
+    g = pickle.loads(pickle.dumps(f))
+    assert g.history == f.history
+    g.spend(lap(0.1))
+    assert len(f.history) == 1

@@ -1,0 +1,86 @@
+"""The ledger records what ran and compares it with the declared plan."""
+
+import contextvars
+import threading
+
+import pytest
+
+from privkit import Ledger, Neighbouring, Parallel, Repeat, Sequential, record
+from privkit.mechanisms import Gaussian, Laplace
+
+A = Neighbouring.ADD_REMOVE
+LAP = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
+GAU = Gaussian.for_gdp(1.0, sensitivity=1.0, relation=A)
+
+
+def test_releases_are_recorded_with_batch_size():
+    """Each release is recorded once per independent draw; simulate is not recorded."""
+    with Ledger() as ledger:
+        LAP.release(1.0, rng=0)
+        LAP.release([1.0, 2.0], rng=0, size=(2, 3))
+        GAU.simulate(1.0, rng=0, size=10)
+    assert ledger.count(LAP) == 7
+    assert ledger.count(GAU) == 0
+
+
+def test_nothing_is_recorded_outside_a_ledger():
+    """Releases outside any ledger are not recorded anywhere."""
+    LAP.release(1.0, rng=0)
+    with Ledger() as ledger:
+        pass
+    assert len(ledger) == 0
+
+
+def test_nested_ledgers_both_record():
+    """An inner ledger (an algorithm's) and an outer one (the user's) both see a release."""
+    with Ledger() as outer:
+        with Ledger() as inner:
+            GAU.release(0.0, rng=1)
+        LAP.release(0.0, rng=1)
+    assert inner.counts() == {GAU: 1}
+    assert outer.counts() == {GAU: 1, LAP: 1}
+
+
+def test_compare_matches_declared_plan():
+    """A run that follows its plan matches; a missing or extra run does not."""
+    plan = Sequential(Repeat(GAU, 3), Parallel(LAP, LAP))
+    with Ledger() as ledger:
+        GAU.release([0.0, 1.0], rng=2, size=3)
+        LAP.release(5.0, rng=2)
+        LAP.release(7.0, rng=2)
+    assert ledger.compare(plan).matches
+    with Ledger() as short:
+        GAU.release(0.0, rng=2, size=2)
+        LAP.release(0.0, rng=2)
+    comparison = short.compare(plan)
+    assert not comparison
+    assert comparison.missing == {GAU: 1, LAP: 1}
+    assert "declared but not run" in str(comparison)
+
+
+def test_as_plan_gives_what_ran():
+    """as_plan turns the records into a Sequential plan in the order they ran."""
+    with Ledger() as ledger:
+        LAP.release(0.0, rng=3)
+        GAU.release(0.0, rng=3, size=4)
+    assert ledger.as_plan() == Sequential(LAP, Repeat(GAU, 4))
+
+
+def test_threads_have_their_own_ledgers():
+    """A release in another thread (own context) is not recorded in this thread's ledger,
+    but one run through contextvars.copy_context is."""
+    with Ledger() as ledger:
+        t = threading.Thread(target=lambda: LAP.release(0.0, rng=4))
+        t.start()
+        t.join()
+        contextvars.copy_context().run(lambda: LAP.release(0.0, rng=4))
+    assert ledger.count(LAP) == 1
+
+
+def test_record_validates_count_and_ledger_refuses_reentry():
+    """record(count=0) is refused; a ledger cannot be entered twice at once."""
+    with pytest.raises(ValueError, match="`count` must be an integer >= 1"):
+        record(LAP, 0)
+    ledger = Ledger()
+    with ledger, pytest.raises(RuntimeError, match="already active"):
+        ledger.__enter__()
