@@ -21,8 +21,25 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.rng import RNGLike, as_generator
 
 from ._grid import release_on_grid
+from ._validators import sensitivity_in
 
-__all__ = ["Gaussian", "classic_gaussian_sigma"]
+__all__ = ["Gaussian", "analytic_gaussian_sigma", "classic_gaussian_sigma", "standard_normal"]
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """The smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP.
+
+    Notes
+    -----
+    Balle and Wang 2018 (arXiv:1805.06530v2), Algorithm 1, through the exact GDP profile
+    (:func:`privkit.conversions.gdp_mu_for_approx_dp`). ``sensitivity / (sensitivity /
+    mu)`` may round above mu, so sigma is stepped up by ulps until the mechanism's own
+    exact profile meets the target.
+    """
+    sigma = sensitivity / conversions.gdp_mu_for_approx_dp(epsilon, delta)
+    while conversions.gdp_delta(sensitivity / sigma, epsilon) > delta:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -43,11 +60,6 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> 
     d = check.open_unit("delta", delta, owner)
     s = check.positive_finite("sensitivity", sensitivity, owner)
     return s * math.sqrt(2.0 * math.log(1.25 / d)) / eps
-
-
-def _sensitivity_validator(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(check.field_name(attribute), value, Sensitivity, type(instance).__name__)
-    value.require(norm=Norm.L2, owner=type(instance).__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -85,7 +97,7 @@ class Gaussian(Mechanism):
     kind: ClassVar[str] = "gaussian"
 
     noise_scale: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
-    sensitivity: Sensitivity = attrs.field(validator=_sensitivity_validator)
+    sensitivity: Sensitivity = attrs.field(validator=sensitivity_in(Norm.L2))
 
     @classmethod
     def for_approx_dp(
@@ -108,11 +120,7 @@ class Gaussian(Mechanism):
         d = check.open_unit("delta", delta, owner)
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L2, relation=relation, owner=owner)
         if method == "analytic":
-            sigma = sens.value / conversions.gdp_mu_for_approx_dp(eps, d)
-            # sensitivity / (sensitivity / mu) may round above mu: step sigma up until the
-            # mechanism's own exact profile meets the target.
-            while conversions.gdp_delta(sens.value / sigma, eps) > d:
-                sigma = math.nextafter(sigma, math.inf)
+            sigma = analytic_gaussian_sigma(eps, d, sens.value)
         elif method == "classic":
             sigma = classic_gaussian_sigma(eps, d, sens.value)
         else:
@@ -137,6 +145,16 @@ class Gaussian(Mechanism):
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L2, relation=relation, owner=owner)
         return cls(noise_scale=sens.value / m, sensitivity=sens)
 
+    @classmethod
+    def for_histogram(cls, epsilon: float, delta: float, *, relation: Neighbouring
+                      ) -> Gaussian:
+        """Noisy counts of a histogram: L2 sensitivity 1 (ADD_REMOVE) or sqrt(2)
+        (REPLACE_ONE), see :func:`privkit.mechanisms.histogram_sensitivity`."""
+        from .histogram import histogram_sensitivity
+
+        sens = histogram_sensitivity(Norm.L2, relation)
+        return cls.for_approx_dp(epsilon, delta, sensitivity=sens)
+
     @property
     def noise_multiplier(self) -> float:
         """sigma over sensitivity (unitless): the parameter opacus calls noise_multiplier."""
@@ -153,7 +171,7 @@ class Gaussian(Mechanism):
         gen = as_generator(rng, owner="Gaussian.release")
         out = release_on_grid(
             x, noise_scale=self.noise_scale, sensitivity=self.sensitivity.value,
-            dimension_penalty=math.sqrt, standard_noise=_standard_normal, rng=gen,
+            dimension_penalty=math.sqrt, standard_noise=standard_normal, rng=gen,
             shape=shape, owner="Gaussian.release",
         )
         record(self, math.prod(shape))
@@ -175,5 +193,5 @@ class Gaussian(Mechanism):
                 f"{self.guarantee()}")
 
 
-def _standard_normal(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
+def standard_normal(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
     return rng.standard_normal(shape)

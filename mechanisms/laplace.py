@@ -20,8 +20,9 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.rng import RNGLike, as_generator
 
 from ._grid import release_on_grid
+from ._validators import sensitivity_in
 
-__all__ = ["Laplace", "laplace_rdp"]
+__all__ = ["Laplace", "laplace_rdp", "standard_laplace"]
 
 
 def laplace_rdp(noise_multiplier: float, orders: ArrayLike) -> NDArray[np.float64]:
@@ -41,11 +42,6 @@ def laplace_rdp(noise_multiplier: float, orders: ArrayLike) -> NDArray[np.float6
                              np.log((a - 1) / (2 * a - 1)) - a / b)
     result: NDArray[np.float64] = np.minimum(log_terms / (a - 1), 1.0 / b)
     return result
-
-
-def _sensitivity_validator(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(check.field_name(attribute), value, Sensitivity, type(instance).__name__)
-    value.require(norm=Norm.L1, owner=type(instance).__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -85,7 +81,7 @@ class Laplace(Mechanism):
     kind: ClassVar[str] = "laplace"
 
     scale: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
-    sensitivity: Sensitivity = attrs.field(validator=_sensitivity_validator)
+    sensitivity: Sensitivity = attrs.field(validator=sensitivity_in(Norm.L1))
 
     @classmethod
     def for_epsilon(
@@ -110,6 +106,14 @@ class Laplace(Mechanism):
         """Scale over sensitivity (unitless)."""
         return self.scale / self.sensitivity.value
 
+    @classmethod
+    def for_histogram(cls, epsilon: float, *, relation: Neighbouring) -> Laplace:
+        """Noisy counts of a histogram: L1 sensitivity 1 (ADD_REMOVE) or 2 (REPLACE_ONE),
+        see :func:`privkit.mechanisms.histogram_sensitivity`."""
+        from .histogram import histogram_sensitivity
+
+        return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
+
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (PureDP(epsilon=self.sensitivity.value / self.scale),)
 
@@ -124,7 +128,7 @@ class Laplace(Mechanism):
         gen = as_generator(rng, owner="Laplace.release")
         out = release_on_grid(
             x, noise_scale=self.scale, sensitivity=self.sensitivity.value,
-            dimension_penalty=float, standard_noise=_standard_laplace, rng=gen, shape=shape,
+            dimension_penalty=float, standard_noise=standard_laplace, rng=gen, shape=shape,
             owner="Laplace.release",
         )
         record(self, math.prod(shape))
@@ -135,7 +139,7 @@ class Laplace(Mechanism):
         x = as_value(value, "Laplace.simulate")
         shape = as_size(size, "Laplace.simulate")
         gen = as_generator(rng, owner="Laplace.simulate")
-        return x + self.scale * _standard_laplace(gen, shape + x.shape)
+        return x + self.scale * standard_laplace(gen, shape + x.shape)
 
     def to_spec(self) -> dict[str, Any]:
         return {"laplace": {"scale": self.scale, "l1_sensitivity": self.sensitivity.value}}
@@ -144,6 +148,6 @@ class Laplace(Mechanism):
         return f"Laplace(scale={self.scale:.6g}, Δ₁={self.sensitivity.value:g}): {self.guarantee()}"
 
 
-def _standard_laplace(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
+def standard_laplace(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
     """Unit Laplace noise as the difference of two unit exponentials (exact in law)."""
     return rng.standard_exponential(shape) - rng.standard_exponential(shape)

@@ -22,8 +22,8 @@ orders
     The Renyi orders ``a > 1`` at which an RDP curve is given.
 guarantee
     What a block promises: :class:`PureDP`, :class:`ApproxDP`, :class:`ZCDP`,
-    :class:`RDP`, :class:`GDP`. ``g.epsilon(delta)`` and ``g.delta(epsilon)`` convert.
-    Epsilon is in nats.
+    :class:`RDP`, :class:`GDP`, :class:`BoundedRange`. ``g.epsilon(delta)`` and
+    ``g.delta(epsilon)`` convert. Epsilon is in nats.
 block
     A leaf of a plan: a mechanism or a :class:`Claimed` guarantee.
 plan
@@ -62,7 +62,7 @@ from privkit.errors import (
     UnsupportedPlanError,
 )
 from privkit.filter import Budget, BudgetFilter, FilterEntry
-from privkit.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from privkit.guarantees import GDP, RDP, ZCDP, ApproxDP, BoundedRange, Guarantee, PureDP
 from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, record
 from privkit.mechanism import Mechanism
 from privkit.neighbouring import AddRemove, Neighbouring, Norm, ReplaceOne, Sensitivity
@@ -93,6 +93,7 @@ __all__ = [
     "ApproxDP",
     "BasicAccountant",
     "Block",
+    "BoundedRange",
     "Budget",
     "BudgetExceeded",
     "BudgetExceededError",

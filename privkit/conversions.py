@@ -21,6 +21,13 @@ References
    Theorem 21.
 .. [DRS19] J. Dong, A. Roth, W. Su. Gaussian differential privacy. JRSS-B 2022
    (arXiv:1905.02383v3), Corollary 2.13.
+.. [DDR20] J. Dong, D. Durfee, R. Rogers. Optimal differential privacy composition for
+   exponential mechanisms. ICML 2020 (arXiv:1909.13830v4), Section 4 (every eta-bounded-
+   range mechanism is a post-processing of a generalised randomized response RR(eta, t),
+   t in [0, 1]).
+.. [CR21] M. Cesar, R. Rogers. Bounding, concentrating, and truncating: unifying privacy
+   loss composition for data analytics. ALT 2021 (arXiv:2004.07223v2), Lemma 3.2
+   (eta-bounded range implies eta^2 / 8 zCDP).
 .. [BW18] B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for differential
    privacy: analytical calibration and optimal denoising. ICML 2018
    (arXiv:1805.06530v2), Theorem 8.
@@ -40,6 +47,8 @@ __all__ = [
     "DEFAULT_ORDERS",
     "approx_dp_delta",
     "approx_dp_epsilon",
+    "bounded_range_delta",
+    "bounded_range_epsilon",
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu_for_approx_dp",
@@ -128,6 +137,38 @@ def pure_dp_rdp(epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
     terms = np.logaddexp(a * log_p + (1 - a) * log_q, a * log_q + (1 - a) * log_p)
     result: NDArray[np.float64] = np.maximum(terms / (a - 1.0), 0.0)
     return result
+
+
+def bounded_range_delta(eta: float, target_epsilon: float) -> float:
+    """Exact delta at ``target_epsilon`` of the worst eta-bounded-range mechanism.
+
+    Notes
+    -----
+    By [DDR20]_ Section 4 the worst case is RR(eta, t): privacy loss ``t eta`` w.p. ``p``
+    and ``(t - 1) eta`` otherwise. Its hockey-stick divergence at ``e^e`` is
+    ``(1 - e^e / x - c x + c e^e) / (1 - c)`` with ``x = e^(t eta)``, ``c = e^-eta``,
+    maximised at ``x = e^((e + eta) / 2)``, which gives, for ``0 <= e <= eta``::
+
+        delta(e) = (1 - e^((e - eta) / 2))^2 / (1 - e^-eta)
+
+    (``tanh(eta / 4)`` at ``e = 0``, against ``tanh(eta / 2)`` for pure eta-DP).
+    """
+    if target_epsilon >= eta:
+        return 0.0
+    t = max(target_epsilon, 0.0)
+    return float(math.expm1((t - eta) / 2.0) ** 2 / -math.expm1(-eta))
+
+
+def bounded_range_epsilon(eta: float, target_delta: float) -> float:
+    """Exact epsilon at ``target_delta`` of the worst eta-bounded-range mechanism.
+
+    The inverse of :func:`bounded_range_delta`:
+    ``e = eta + 2 log(1 - sqrt(delta (1 - e^-eta)))``, clipped at 0.
+    """
+    root = math.sqrt(target_delta * -math.expm1(-eta))
+    if root >= 1.0:
+        return 0.0
+    return max(0.0, eta + 2.0 * math.log1p(-root))
 
 
 # --- Renyi DP and zCDP --------------------------------------------------------------------

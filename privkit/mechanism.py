@@ -21,7 +21,7 @@ Mechanisms are calibrated through named constructors (``Laplace.for_epsilon``,
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -55,7 +55,7 @@ class Mechanism(Leaf):
 
     @abc.abstractmethod
     def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.float64]:
+                ) -> NDArray[Any]:
         """Release ``value`` privately; safe for publication.
 
         Parameters
@@ -72,7 +72,7 @@ class Mechanism(Leaf):
 
     @abc.abstractmethod
     def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.float64]:
+                 ) -> NDArray[Any]:
         """Like :meth:`release` with plain floating-point noise: NOT for publication.
 
         The low-order bits of floating-point noise can reveal the input (Mironov 2012), so

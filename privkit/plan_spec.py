@@ -26,7 +26,8 @@ where each NODE is an object with exactly one key naming its kind:
 
 and a guarantee G is one of ``{"pure_dp": {"epsilon": e}}``, ``{"approx_dp": {"epsilon":
 e, "delta": d}}``, ``{"zcdp": {"rho": r}}``, ``{"gdp": {"mu": m}}``, ``{"rdp": {"orders":
-[...], "epsilons": [...]}}``. Unknown keys are errors, so typos do not pass silently.
+[...], "epsilons": [...]}}``, ``{"bounded_range": {"eta": h}}``. Unknown keys are
+errors, so typos do not pass silently.
 
 .. versionadded:: 0.1.0
 """
@@ -40,7 +41,7 @@ from typing import Any
 
 from privkit import _validation as check
 from privkit.errors import InvalidParameterError
-from privkit.guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from privkit.guarantees import GDP, RDP, ZCDP, ApproxDP, BoundedRange, Guarantee, PureDP
 from privkit.neighbouring import Neighbouring
 from privkit.plan import (
     Block,
@@ -110,8 +111,11 @@ def guarantee_from_spec(spec: Any) -> Guarantee:
         return GDP(**_fields(body, kind, {"mu"}, set()))
     if kind == "rdp":
         return RDP(**_fields(body, kind, {"orders", "epsilons"}, set()))
+    if kind == "bounded_range":
+        return BoundedRange(**_fields(body, kind, {"eta"}, set()))
     raise InvalidParameterError(
-        f"unknown guarantee kind {kind!r}; expected pure_dp, approx_dp, zcdp, gdp or rdp"
+        f"unknown guarantee kind {kind!r}; expected pure_dp, approx_dp, zcdp, gdp, rdp or "
+        "bounded_range"
     )
 
 
@@ -125,6 +129,8 @@ def guarantee_to_spec(guarantee: Guarantee) -> dict[str, Any]:
         return {"zcdp": {"rho": guarantee.rho}}
     if isinstance(guarantee, GDP):
         return {"gdp": {"mu": guarantee.mu}}
+    if isinstance(guarantee, BoundedRange):
+        return {"bounded_range": {"eta": guarantee.eta}}
     if isinstance(guarantee, RDP):
         return {"rdp": {"orders": list(guarantee.orders), "epsilons": list(guarantee.epsilons)}}
     raise check.fail("guarantee", guarantee, "a privkit guarantee", "guarantee_to_spec")
