@@ -44,6 +44,16 @@ def randomized_response_rdp(keep_probability: float, n_categories: int,
     return np.maximum(result, 0.0)
 
 
+def _categories(value: Any, owner: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < 2:
+        raise check.fail("n_categories", value, "an integer >= 2", owner)
+    return int(value)
+
+
+def _check_categories(instance: Any, attribute: Any, value: Any) -> None:
+    _categories(value, type(instance).__name__)
+
+
 def _check_keep(instance: Any, attribute: Any, value: Any) -> None:
     k = instance.n_categories
     v = check.real("keep_probability", value, type(instance).__name__)
@@ -87,20 +97,15 @@ class RandomizedResponse(Mechanism):
 
     kind: ClassVar[str] = "randomized_response"
 
-    n_categories: int = attrs.field(validator=check.attrs_validator(check.positive_int))
+    n_categories: int = attrs.field(validator=_check_categories)
     keep_probability: float = attrs.field(validator=_check_keep)
-
-    def __attrs_post_init__(self) -> None:
-        if self.n_categories < 2:
-            raise check.fail("n_categories", self.n_categories, "an integer >= 2",
-                             "RandomizedResponse")
 
     @classmethod
     def for_epsilon(cls, epsilon: float, *, n_categories: int = 2) -> RandomizedResponse:
         """``p = e^eps / (e^eps + k - 1)``: exactly eps-DP."""
         owner = "RandomizedResponse.for_epsilon"
         eps = check.positive_finite("epsilon", epsilon, owner)
-        k = check.positive_int("n_categories", n_categories, owner)
+        k = _categories(n_categories, owner)
         return cls(n_categories=k, keep_probability=1.0 / (1.0 + (k - 1) * math.exp(-eps)))
 
     @property

@@ -20,3 +20,31 @@ def assert_law(sample, distribution, *, scale):
     wrong = stats.kstest(sample, distribution(scale=1.05 * scale).cdf).pvalue
     assert fits > ALPHA, f"true law rejected, p = {fits:.3g}"
     assert wrong < ALPHA, f"5% scale error not detected, p = {wrong:.3g}"
+
+
+def chi_square_pvalue(sample, pmf, support):
+    """Chi-square goodness of fit of integer draws to ``pmf`` on ``support`` (values outside
+    it pooled into one tail bin; bins with expected count < 5 merged into the tail)."""
+    import numpy as np
+
+    support = np.asarray(support)
+    probs = np.array([pmf(v) for v in support])
+    observed = np.array([np.sum(sample == v) for v in support])
+    expected = probs * len(sample)
+    keep = expected >= 5
+    tail_obs = len(sample) - observed[keep].sum()
+    tail_exp = len(sample) - expected[keep].sum()
+    obs = np.append(observed[keep], tail_obs)
+    exp = np.append(expected[keep], tail_exp)
+    if tail_exp < 5:  # fold a tiny tail into the last bin
+        obs = np.append(obs[:-2], obs[-2] + obs[-1])
+        exp = np.append(exp[:-2], exp[-2] + exp[-1])
+    return stats.chisquare(obs, exp).pvalue
+
+
+def assert_pmf(sample, pmf, wrong_pmf, support):
+    """The integer sample fits ``pmf`` and not ``wrong_pmf`` (a 5%-off law)."""
+    fits = chi_square_pvalue(sample, pmf, support)
+    wrong = chi_square_pvalue(sample, wrong_pmf, support)
+    assert fits > ALPHA, f"true law rejected, p = {fits:.3g}"
+    assert wrong < ALPHA, f"5% scale error not detected, p = {wrong:.3g}"

@@ -8,6 +8,7 @@ from privkit.mechanisms.discrete.laplace import DiscreteLaplace
 from privkit.mechanisms.discrete.samplers import (
     at_least,
     bernoulli_exp,
+    bernoulli_exp_minus_one,
     bernoulli_rational,
     discrete_gaussian,
     discrete_laplace,
@@ -18,6 +19,7 @@ __all__ = [
     "DiscreteLaplace",
     "at_least",
     "bernoulli_exp",
+    "bernoulli_exp_minus_one",
     "bernoulli_rational",
     "discrete_gaussian",
     "discrete_laplace",

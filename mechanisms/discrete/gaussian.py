@@ -42,7 +42,7 @@ class DiscreteGaussian(Mechanism):
     ``Δ_2^2 / (2 sigma^2)``-zCDP, also for vector queries with independent coordinates
     (Canonne, Kamath, Steinke 2020, Theorem 14), hence RDP ``a Δ^2 / (2 sigma^2)``. Draws
     are exact (CKS 2020 Alg. 3) with ``sigma^2`` rounded *up* to a dyadic rational within a
-    relative 2^-28. Outputs are integers.
+    relative 2^-20. Outputs are integers.
 
     .. versionadded:: 0.1.0
     """
@@ -70,7 +70,9 @@ class DiscreteGaussian(Mechanism):
         x = as_integers(value, "DiscreteGaussian.release")
         shape = as_size(size, "DiscreteGaussian.release") + x.shape
         gen = as_generator(rng, owner="DiscreteGaussian.release")
-        sigma2 = at_least(self.noise_scale**2)
+        # 20 bits of relative precision keep the sampler's exact integer arithmetic in int64
+        # for sigma up to ~40,000 (beyond, it switches to Python integers, still exact).
+        sigma2 = at_least(self.noise_scale**2, relative_precision_bits=20)
         noise = discrete_gaussian(gen, sigma2, math.prod(shape)).reshape(shape)
         record(self, math.prod(shape[: len(shape) - x.ndim]))
         return x + noise

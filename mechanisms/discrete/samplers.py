@@ -14,6 +14,7 @@ so large parameters are exact too, only slower.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -22,12 +23,17 @@ from numpy.typing import NDArray
 __all__ = [
     "at_least",
     "bernoulli_exp",
+    "bernoulli_exp_minus_one",
     "bernoulli_rational",
     "discrete_gaussian",
     "discrete_laplace",
 ]
 
 _INT64_SAFE = 2**62
+_FACTORIAL_20 = math.factorial(20)  # < 2^63
+#: 20! / k! for k = 1..20: K > k (in Bernoulli(exp(-1))'s loop) iff M < 20!/k!.
+_EXP_MINUS_ONE_THRESHOLDS = np.array([_FACTORIAL_20 // math.factorial(k) for k in range(1, 21)],
+                                     dtype=np.int64)
 
 
 def bernoulli_rational(
@@ -72,18 +78,39 @@ def bernoulli_exp(
     big = num.dtype == object or den.dtype == object
     whole = num // den
     frac_num = num - whole * den
-    result = _bernoulli_exp_unit(rng, frac_num, den, big)
+    if np.any(frac_num != 0):
+        result = _bernoulli_exp_unit(rng, frac_num, den, big)
+    else:
+        result = np.ones(num.shape[0], dtype=bool)
     # floor(gamma) further draws of Bernoulli(exp(-1)); stop early where already 0.
     remaining = np.array(whole, dtype=object if big else np.int64)
     active = result & (remaining > 0)
     while np.any(active):
         index = np.flatnonzero(active)
-        ones = np.ones(index.size, dtype=np.int64)
-        draw = _bernoulli_exp_unit(rng, ones, ones, False)
-        result[index] &= draw
+        result[index] &= bernoulli_exp_minus_one(rng, index.size)
         remaining[index] -= 1
         active = result & (remaining > 0)
     return result
+
+
+def bernoulli_exp_minus_one(rng: np.random.Generator, size: int) -> NDArray[np.bool_]:
+    """Exact Bernoulli(exp(-1)) draws in one vectorised step.
+
+    In CKS Alg. 1 with gamma = 1 the stopping index K has ``P(K > k) = 1 / k!``. With
+    M uniform on ``[0, 20!)``, ``P(M < 20!/k!) = 1/k!`` exactly (20!/k! is an integer), so
+    ``K = 1 + #{k : M < 20!/k!}`` for K <= 20; the rare M = 0 (probability 1/20!) continues
+    the loop from k = 21. The result is 1 iff K is odd.
+    """
+    m = rng.integers(0, _FACTORIAL_20, size=size, dtype=np.int64)
+    k = 1 + np.sum(m[:, None] < _EXP_MINUS_ONE_THRESHOLDS[None, :], axis=1)
+    rare = np.flatnonzero(m == 0)  # K > 20: continue A_k ~ Bernoulli(1/k) from k = 21
+    for i in rare:
+        kk = 21
+        while rng.integers(0, kk) < 1:
+            kk += 1
+        k[i] = kk
+    odd: NDArray[np.bool_] = (k % 2 == 1)
+    return odd
 
 
 def _bernoulli_exp_unit(
@@ -120,8 +147,7 @@ def discrete_laplace(
         going = keep.copy()
         while np.any(going):
             index = np.flatnonzero(going)
-            one = np.ones(index.size, dtype=np.int64)
-            a = bernoulli_exp(rng, one, one)
+            a = bernoulli_exp_minus_one(rng, index.size)
             v[index[a]] += 1
             going[index[~a]] = False
         x = u + t * v
@@ -148,20 +174,17 @@ def discrete_gaussian(
     while todo.size:
         n = todo.size
         y = discrete_laplace(rng, Fraction(t), n)
-        # gamma = (|Y| q t - p)^2 / (2 p q t^2), exact in integers: int64 where every
-        # factor provably fits, Python integers for the (rare, far-tail) rest.
-        a = np.abs(y).astype(object) * (q * t) - p
-        num = a * a
+        # gamma = (|Y| q t - p)^2 / (2 p q t^2), exact in integers: int64 when every
+        # product provably fits (the usual case), Python integers otherwise.
+        ay = np.abs(y)
         den_value = 2 * p * q * t * t
-        small = np.array([abs(int(v)) < _INT64_SAFE for v in num], dtype=bool) \
-            if den_value < _INT64_SAFE else np.zeros(n, dtype=bool)
-        accept = np.zeros(n, dtype=bool)
-        if np.any(small):
-            accept[small] = bernoulli_exp(rng, num[small].astype(np.int64),
-                                          np.full(int(small.sum()), den_value, dtype=np.int64))
-        if np.any(~small):
-            accept[~small] = bernoulli_exp(rng, num[~small],
-                                           np.full(int((~small).sum()), den_value, dtype=object))
+        largest = int(ay.max()) * q * t + p
+        if largest * largest < _INT64_SAFE and den_value < _INT64_SAFE:
+            a = ay * (q * t) - p
+            accept = bernoulli_exp(rng, a * a, np.full(n, den_value, dtype=np.int64))
+        else:
+            a_big = ay.astype(object) * (q * t) - p
+            accept = bernoulli_exp(rng, a_big * a_big, np.full(n, den_value, dtype=object))
         out[todo[accept]] = y[accept]
         todo = todo[~accept]
     return out

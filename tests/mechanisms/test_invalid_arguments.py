@@ -65,3 +65,49 @@ def test_wrong_norm_is_refused_with_the_fix(call, norm):
         call()
     assert f"needs an {norm} sensitivity" in str(info.value)
     assert "in_norm" in str(info.value)
+
+
+from privkit.mechanisms import (  # noqa: E402
+    AnalyzeGauss,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Exponential,
+    L2Laplace,
+    PermuteAndFlip,
+    RandomizedResponse,
+    SparseVector,
+)
+
+LINF = Sensitivity(value=1.0, norm=Norm.LINF, relation=A)
+
+MORE_CASES = [
+    (lambda: DiscreteLaplace(scale=-1.0, sensitivity=L1), "`scale` must be"),
+    (lambda: DiscreteGaussian.for_zcdp(-0.1, sensitivity=1.0, relation=A), "`rho` must be"),
+    (lambda: L2Laplace.for_epsilon(math.inf, sensitivity=1.0, relation=A), "`epsilon` must be"),
+    (lambda: Exponential(scale=1.0, sensitivity=LINF, monotone=1), "`monotone` must be a bool"),
+    (lambda: Exponential(scale=1.0, sensitivity=LINF).release([]), "at least one candidate"),
+    (lambda: Exponential(scale=1.0, sensitivity=LINF).release(5.0), "at least one candidate"),
+    (lambda: PermuteAndFlip.for_epsilon(0.0, sensitivity=1.0, relation=A), "`epsilon` must be"),
+    (lambda: RandomizedResponse(n_categories=1, keep_probability=0.9),
+     "`n_categories` must be an integer >= 2 for RandomizedResponse (got 1)"),
+    (lambda: RandomizedResponse.for_epsilon(1.0, n_categories=2.5), "`n_categories` must be"),
+    (lambda: SparseVector.for_epsilon(1.0, sensitivity=1.0, relation=A, max_positives=0),
+     "`max_positives` must be an integer >= 1"),
+    (lambda: SparseVector.for_epsilon(1.0, sensitivity=1.0, relation=A, threshold_share=1.0),
+     "`threshold_share` must be in (0, 1)"),
+    (lambda: SparseVector(threshold_scale=1.0, query_scale=1.0, sensitivity=LINF).release(
+        [1.0], threshold=math.nan), "`threshold` must be a real number"),
+    (lambda: AnalyzeGauss(noise_scale=1.0, row_norm_bound=0.0, relation=A),
+     "`row_norm_bound` must be"),
+    (lambda: AnalyzeGauss(noise_scale=1.0, row_norm_bound=1.0, relation="both"),
+     "`relation` must be a Neighbouring"),
+]
+
+
+@pytest.mark.parametrize(("call", "fragment"), MORE_CASES,
+                         ids=[str(i) for i in range(len(MORE_CASES))])
+def test_more_invalid_arguments(call, fragment):
+    """The library's other blocks refuse bad input the same way."""
+    with pytest.raises(InvalidParameterError) as info:
+        call()
+    assert fragment in str(info.value)
