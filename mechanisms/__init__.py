@@ -23,13 +23,14 @@ AnalyzeGauss                 exact GDP on a symmetric second-moment matrix
 .. versionadded:: 0.1.0
 """
 
+from privkit.conversions import laplace_rdp
 from privkit.mechanisms.analyze_gauss import AnalyzeGauss, second_moment_sensitivity
 from privkit.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
 from privkit.mechanisms.exponential import Exponential
 from privkit.mechanisms.gaussian import Gaussian, analytic_gaussian_sigma, classic_gaussian_sigma
 from privkit.mechanisms.histogram import counts, histogram_sensitivity
 from privkit.mechanisms.l2_laplace import L2Laplace
-from privkit.mechanisms.laplace import Laplace, laplace_rdp
+from privkit.mechanisms.laplace import Laplace
 from privkit.mechanisms.noisy_max import PermuteAndFlip, ReportNoisyMax
 from privkit.mechanisms.randomized_response import RandomizedResponse, randomized_response_rdp
 from privkit.mechanisms.sparse_vector import ABOVE, BELOW, NOT_ANSWERED, SparseVector

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
-from privkit.guarantees import Guarantee, PureDP
+from privkit.guarantees import Guarantee, LaplaceDP, PureDP
 from privkit.ledger import record
 from privkit.mechanism import Mechanism, Size, as_size, as_value
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
@@ -22,26 +22,7 @@ from privkit.rng import RNGLike, as_generator
 from ._grid import release_on_grid
 from ._validators import sensitivity_in
 
-__all__ = ["Laplace", "laplace_rdp", "standard_laplace"]
-
-
-def laplace_rdp(noise_multiplier: float, orders: ArrayLike) -> NDArray[np.float64]:
-    """Exact Renyi divergence of the Laplace mechanism at each order.
-
-    Notes
-    -----
-    Mironov 2017 (arXiv:1702.07476v3), Proposition 6, with ``b = scale / sensitivity``::
-
-        D_a = log( a/(2a-1) exp((a-1)/b) + (a-1)/(2a-1) exp(-a/b) ) / (a - 1)
-
-    evaluated with ``logaddexp``.
-    """
-    a = np.asarray(orders, dtype=float)
-    b = noise_multiplier
-    log_terms = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) / b,
-                             np.log((a - 1) / (2 * a - 1)) - a / b)
-    result: NDArray[np.float64] = np.minimum(log_terms / (a - 1), 1.0 / b)
-    return result
+__all__ = ["Laplace", "standard_laplace"]
 
 
 @attrs.frozen(kw_only=True)
@@ -59,8 +40,9 @@ class Laplace(Mechanism):
 
     Notes
     -----
-    Privacy: ``epsilon = Δ_1 / b`` (Dwork, Roth 2014, Theorem 3.6); RDP exactly as in
-    :func:`laplace_rdp`. ``release`` is floating-point safe (see
+    Privacy: ``epsilon = Δ_1 / b`` (Dwork, Roth 2014, Theorem 3.6). The exact
+    characterisation is :class:`~privkit.LaplaceDP` (its whole (epsilon, delta) profile,
+    exact RDP curve and privacy loss distribution). ``release`` is floating-point safe (see
     ``privkit/mechanisms/_grid.py``) at no cost in privacy.
 
     Examples
@@ -70,8 +52,8 @@ class Laplace(Mechanism):
     >>> m = Laplace.for_epsilon(0.5, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
     >>> m.scale
     2.0
-    >>> m.guarantee()
-    PureDP(epsilon=0.5)
+    >>> m.guarantees()
+    (LaplaceDP(epsilon=0.5), PureDP(epsilon=0.5))
     >>> m.release([10.0, 20.0], rng=1, size=3).shape
     (3, 2)
 
@@ -115,11 +97,8 @@ class Laplace(Mechanism):
         return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
 
     def guarantees(self) -> tuple[Guarantee, ...]:
-        return (PureDP(epsilon=self.sensitivity.value / self.scale),)
-
-    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        """Exact RDP curve (:func:`laplace_rdp`)."""
-        return laplace_rdp(self.noise_multiplier, np.asarray(orders, dtype=float))
+        eps = self.sensitivity.value / self.scale
+        return (LaplaceDP(epsilon=eps), PureDP(epsilon=eps))
 
     def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
                 ) -> NDArray[np.float64]:

@@ -22,7 +22,7 @@ orders
     The Renyi orders ``a > 1`` at which an RDP curve is given.
 guarantee
     What a block promises: :class:`PureDP`, :class:`ApproxDP`, :class:`ZCDP`,
-    :class:`RDP`, :class:`GDP`, :class:`BoundedRange`. ``g.epsilon(delta)`` and
+    :class:`RDP`, :class:`GDP`, :class:`BoundedRange`, :class:`LaplaceDP`. ``g.epsilon(delta)`` and
     ``g.delta(epsilon)`` convert. Epsilon is in nats.
 block
     A leaf of a plan: a mechanism or a :class:`Claimed` guarantee.
@@ -44,6 +44,7 @@ from privkit.accountant import Accountant
 from privkit.accountants import (
     AccountingResult,
     BasicAccountant,
+    PLDAccountant,
     RDPAccountant,
     ZCDPAccountant,
     available_accountants,
@@ -62,7 +63,16 @@ from privkit.errors import (
     UnsupportedPlanError,
 )
 from privkit.filter import Budget, BudgetFilter, FilterEntry
-from privkit.guarantees import GDP, RDP, ZCDP, ApproxDP, BoundedRange, Guarantee, PureDP
+from privkit.guarantees import (
+    GDP,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    BoundedRange,
+    Guarantee,
+    LaplaceDP,
+    PureDP,
+)
 from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, record
 from privkit.mechanism import Mechanism
 from privkit.neighbouring import AddRemove, Neighbouring, Norm, ReplaceOne, Sensitivity
@@ -103,6 +113,7 @@ __all__ = [
     "Guarantee",
     "IncompatibleCompositionError",
     "InvalidParameterError",
+    "LaplaceDP",
     "Leaf",
     "Ledger",
     "LedgerComparison",
@@ -111,6 +122,7 @@ __all__ = [
     "Mechanism",
     "Neighbouring",
     "Norm",
+    "PLDAccountant",
     "Parallel",
     "PlanNode",
     "PoissonSubsample",

@@ -30,7 +30,16 @@ from numpy.typing import ArrayLike, NDArray
 from privkit import _validation as check
 from privkit import conversions
 
-__all__ = ["GDP", "RDP", "ZCDP", "ApproxDP", "BoundedRange", "Guarantee", "PureDP"]
+__all__ = [
+    "GDP",
+    "RDP",
+    "ZCDP",
+    "ApproxDP",
+    "BoundedRange",
+    "Guarantee",
+    "LaplaceDP",
+    "PureDP",
+]
 
 
 class Guarantee(abc.ABC):
@@ -52,6 +61,30 @@ class Guarantee(abc.ABC):
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         """An upper bound on the Renyi divergence at each order (``inf`` where none)."""
         return np.full(np.shape(np.asarray(orders, dtype=float)), math.inf)
+
+    #: Whether :meth:`profile` is available: the guarantee names a worst-case pair of
+    #: output distributions whose whole privacy profile is known exactly.
+    has_profile: bool = False
+
+    def profile(self, epsilons: ArrayLike) -> NDArray[np.float64]:
+        """The exact privacy profile ``delta(eps)`` of the worst-case pair, for every real eps.
+
+        Defined for guarantees with ``has_profile``: each names a *symmetric* worst-case
+        pair (P, Q), so for negative eps the identity
+        ``H_g(P||Q) = 1 - g + g H_(1/g)(Q||P)`` with ``g = e^eps`` gives
+        ``delta(eps) = 1 - e^eps + e^eps delta(-eps)``. The privacy loss distribution
+        accountant builds its discretisations from this function.
+        """
+        if not self.has_profile:
+            raise TypeError(f"{type(self).__name__} has no exact privacy profile")
+        e = np.asarray(epsilons, dtype=float)
+        positive = self._profile_nonnegative(np.abs(e))
+        result: NDArray[np.float64] = np.where(
+            e >= 0, positive, -np.expm1(e) + np.exp(e) * positive)
+        return np.clip(result, 0.0, 1.0)
+
+    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+        raise TypeError(f"{type(self).__name__} has no exact privacy profile")
 
     def zcdp_rho(self) -> float:
         """The smallest rho such that this guarantee implies rho-zCDP (``inf`` if none)."""
@@ -114,6 +147,11 @@ class PureDP(Guarantee):
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         return conversions.pure_dp_rdp(self._epsilon, _orders_arg(orders, self))
 
+    has_profile = True
+
+    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+        return _rr_profile(self._epsilon, 0.0, epsilons)
+
     def zcdp_rho(self) -> float:
         """``eps^2 / 2`` ([BS16] Prop. 1.4)."""
         return self._epsilon**2 / 2.0
@@ -173,6 +211,11 @@ class ApproxDP(Guarantee):
 
     def zcdp_rho(self) -> float:
         return self._epsilon**2 / 2.0 if self._delta == 0.0 else math.inf
+
+    has_profile = True
+
+    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+        return _rr_profile(self._epsilon, self._delta, epsilons)
 
     def _is_implied_by(self, other: Guarantee) -> bool:
         # Either certified direction proves the implication; checking both keeps a
@@ -356,6 +399,11 @@ class GDP(Guarantee):
     def zcdp_rho(self) -> float:
         return self.mu**2 / 2.0
 
+    has_profile = True
+
+    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+        return conversions.gdp_profile(self.mu, epsilons)
+
     def _is_implied_by(self, other: Guarantee) -> bool:
         return isinstance(other, GDP) and other.mu <= self.mu
 
@@ -406,11 +454,86 @@ class BoundedRange(Guarantee):
     def zcdp_rho(self) -> float:
         return self.eta**2 / 8.0
 
+    has_profile = True
+
+    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+        t = np.minimum(epsilons, self.eta)
+        result: NDArray[np.float64] = np.expm1((t - self.eta) / 2.0) ** 2 / -math.expm1(-self.eta)
+        return result
+
     def _is_implied_by(self, other: Guarantee) -> bool:
         return isinstance(other, BoundedRange) and other.eta <= self.eta
 
     def __str__(self) -> str:
         return f"BoundedRange(η={self.eta:.6g})"
+
+
+@attrs.frozen(kw_only=True)
+class LaplaceDP(Guarantee):
+    """The exact privacy of the Laplace mechanism with ``sensitivity / scale = epsilon``.
+
+    Pure epsilon-DP, and more: its whole profile is
+    ``delta(t) = 1 - exp((t - epsilon) / 2)`` for ``0 <= t <= epsilon``
+    (:func:`privkit.conversions.laplace_delta`), its RDP curve is Mironov's (2017, Prop. 6),
+    and the privacy loss distribution accountant discretises this exact profile. It is
+    to the Laplace mechanism what GDP is to the Gaussian mechanism.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``Δ_1 / b``, finite and > 0.
+
+    Examples
+    --------
+    >>> from privkit import LaplaceDP, PureDP
+    >>> round(LaplaceDP(epsilon=1.0).delta(0.5), 4), round(PureDP(epsilon=1.0).delta(0.5), 4)
+    (0.2212, 0.2876)
+
+    .. versionadded:: 0.1.0
+    """
+
+    _epsilon: float = attrs.field(
+        alias="epsilon", validator=check.attrs_validator(check.positive_finite)
+    )
+
+    def epsilon(self, delta: float = 0.0) -> float:
+        """Epsilon at ``delta``; ``epsilon()`` is the mechanism's pure epsilon."""
+        return conversions.laplace_epsilon(self._epsilon, _delta_arg(delta, self))
+
+    def delta(self, epsilon: float | None = None) -> float:
+        target = self._epsilon if epsilon is None else _epsilon_arg(epsilon, self)
+        return conversions.laplace_delta(self._epsilon, target)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
+        return conversions.laplace_rdp(self._epsilon, _orders_arg(orders, self))
+
+    def zcdp_rho(self) -> float:
+        return self._epsilon**2 / 2.0
+
+    has_profile = True
+
+    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+        result: NDArray[np.float64] = -np.expm1((np.minimum(epsilons, self._epsilon)
+                                                 - self._epsilon) / 2.0)
+        return result
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return isinstance(other, LaplaceDP) and other.epsilon() <= self._epsilon
+
+    def __repr__(self) -> str:
+        return f"LaplaceDP(epsilon={self._epsilon!r})"
+
+    def __str__(self) -> str:
+        return f"LaplaceDP(ε={self._epsilon:.6g})"
+
+
+def _rr_profile(epsilon: float, delta: float, epsilons: NDArray[np.float64]
+                ) -> NDArray[np.float64]:
+    """Vectorised generalised randomized-response profile (see approx_dp_delta)."""
+    t = np.minimum(epsilons, epsilon)
+    slack = -np.expm1(t - epsilon) / (1.0 + math.exp(-epsilon))
+    result: NDArray[np.float64] = np.minimum(1.0, delta + (1.0 - delta) * slack)
+    return result
 
 
 def _delta_arg(value: Any, owner: Guarantee) -> float:

@@ -26,8 +26,9 @@ where each NODE is an object with exactly one key naming its kind:
 
 and a guarantee G is one of ``{"pure_dp": {"epsilon": e}}``, ``{"approx_dp": {"epsilon":
 e, "delta": d}}``, ``{"zcdp": {"rho": r}}``, ``{"gdp": {"mu": m}}``, ``{"rdp": {"orders":
-[...], "epsilons": [...]}}``, ``{"bounded_range": {"eta": h}}``. Unknown keys are
-errors, so typos do not pass silently.
+[...], "epsilons": [...]}}``, ``{"bounded_range": {"eta": h}}``,
+``{"laplace_dp": {"epsilon": e}}``. Unknown keys are errors, so typos do not pass
+silently.
 
 .. versionadded:: 0.1.0
 """
@@ -41,7 +42,16 @@ from typing import Any
 
 from privkit import _validation as check
 from privkit.errors import InvalidParameterError
-from privkit.guarantees import GDP, RDP, ZCDP, ApproxDP, BoundedRange, Guarantee, PureDP
+from privkit.guarantees import (
+    GDP,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    BoundedRange,
+    Guarantee,
+    LaplaceDP,
+    PureDP,
+)
 from privkit.neighbouring import Neighbouring
 from privkit.plan import (
     Block,
@@ -113,9 +123,11 @@ def guarantee_from_spec(spec: Any) -> Guarantee:
         return RDP(**_fields(body, kind, {"orders", "epsilons"}, set()))
     if kind == "bounded_range":
         return BoundedRange(**_fields(body, kind, {"eta"}, set()))
+    if kind == "laplace_dp":
+        return LaplaceDP(**_fields(body, kind, {"epsilon"}, set()))
     raise InvalidParameterError(
-        f"unknown guarantee kind {kind!r}; expected pure_dp, approx_dp, zcdp, gdp, rdp or "
-        "bounded_range"
+        f"unknown guarantee kind {kind!r}; expected pure_dp, approx_dp, zcdp, gdp, rdp, "
+        "bounded_range or laplace_dp"
     )
 
 
@@ -129,6 +141,8 @@ def guarantee_to_spec(guarantee: Guarantee) -> dict[str, Any]:
         return {"zcdp": {"rho": guarantee.rho}}
     if isinstance(guarantee, GDP):
         return {"gdp": {"mu": guarantee.mu}}
+    if isinstance(guarantee, LaplaceDP):
+        return {"laplace_dp": {"epsilon": guarantee.epsilon()}}
     if isinstance(guarantee, BoundedRange):
         return {"bounded_range": {"eta": guarantee.eta}}
     if isinstance(guarantee, RDP):

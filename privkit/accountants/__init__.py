@@ -6,6 +6,7 @@ name              analysis                                                     a
 ``basic``         epsilons and deltas add; disjoint parts take the max          yes
 ``zcdp``          rho adds (Bun-Steinke 2016); CKS 2020 conversion             yes
 ``rdp``           RDP curves add on a grid of orders (Mironov 2017)            no [*]_
+``pld``           privacy loss distributions convolve (connect-the-dots grid)  no
 ================  ===========================================================  ========
 
 .. [*] RDP composes under adaptivity at each fixed order, but choosing the best order
@@ -18,6 +19,7 @@ name              analysis                                                     a
 from privkit._validation import fail
 from privkit.accountant import Accountant
 from privkit.accountants.basic import BasicAccountant
+from privkit.accountants.pld import PLDAccountant, PLDPair
 from privkit.accountants.rdp import RDPAccountant, rdp_curve
 from privkit.accountants.tightest import AccountingResult, tightest, tightest_delta
 from privkit.accountants.zcdp import ZCDPAccountant, zcdp_rho
@@ -26,6 +28,8 @@ __all__ = [
     "Accountant",
     "AccountingResult",
     "BasicAccountant",
+    "PLDAccountant",
+    "PLDPair",
     "RDPAccountant",
     "ZCDPAccountant",
     "available_accountants",
@@ -39,11 +43,11 @@ __all__ = [
 
 def available_accountants() -> tuple[Accountant, ...]:
     """One instance of every accountant privkit ships, in a fixed order."""
-    return (BasicAccountant(), ZCDPAccountant(), RDPAccountant())
+    return (BasicAccountant(), ZCDPAccountant(), RDPAccountant(), PLDAccountant())
 
 
 def get_accountant(name: str) -> Accountant:
-    """The accountant called ``name`` (``"basic"``, ``"zcdp"``, ``"rdp"``)."""
+    """The accountant called ``name`` (``"basic"``, ``"zcdp"``, ``"rdp"``, ``"pld"``)."""
     for accountant in available_accountants():
         if accountant.name == name:
             return accountant

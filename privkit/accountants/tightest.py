@@ -91,7 +91,7 @@ def tightest(
     >>> g = Gaussian.for_gdp(0.5, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
     >>> result = tightest(g.repeat(10), delta=1e-5)
     >>> result.accountant
-    'zcdp'
+    'pld'
     """
     owner = "tightest"
     d = check.delta("delta", delta, owner)

@@ -35,11 +35,11 @@ def test_tree_draws_every_node():
     plan = Sequential(LAP, Repeat(GAU, 3), Parallel(LAP, PostProcess(GAU, "mean")))
     assert plan.tree().splitlines() == [
         "Sequential [add_remove]",
-        "├── Laplace(scale=2, Δ₁=1): PureDP(ε=0.5)",
+        "├── Laplace(scale=2, Δ₁=1): LaplaceDP(ε=0.5)",
         "├── Repeat ×3",
         "│   └── Gaussian(σ=2, Δ₂=1): GDP(μ=0.5)",
         "└── Parallel (disjoint parts)",
-        "    ├── Laplace(scale=2, Δ₁=1): PureDP(ε=0.5)",
+        "    ├── Laplace(scale=2, Δ₁=1): LaplaceDP(ε=0.5)",
         "    └── PostProcess: mean",
         "        └── Gaussian(σ=2, Δ₂=1): GDP(μ=0.5)",
     ]
