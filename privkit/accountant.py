@@ -37,10 +37,15 @@ class Accountant(abc.ABC):
     valid_for_adaptive_filter : bool
         Whether a :class:`~privkit.BudgetFilter` may use this accountant when each block
         is chosen after seeing the previous outputs (see the filter's documentation).
+    certified : bool
+        Whether every number it returns is an upper bound (False for approximations).
     """
 
     name: ClassVar[str]
     valid_for_adaptive_filter: ClassVar[bool] = False
+    #: False for accountants whose numbers are approximations, not upper bounds;
+    #: :func:`privkit.tightest` refuses to use them.
+    certified: bool = True
 
     @abc.abstractmethod
     def _handles(self, block: Block) -> bool:

@@ -4,8 +4,13 @@
 name              analysis                                                     adaptive
 ================  ===========================================================  ========
 ``basic``         epsilons and deltas add; disjoint parts take the max          yes
+``advanced``      Dwork-Rothblum-Vadhan / Kairouz-Oh-Viswanath bounds          yes
+``optimal``       exact for k runs of one (eps, delta) block (KOV 2015)        no
+``gdp``           Gaussian plans: mu's add in quadrature (Dong-Roth-Su)        no
 ``zcdp``          rho adds (Bun-Steinke 2016); CKS 2020 conversion             yes
-``rdp``           RDP curves add on a grid of orders (Mironov 2017)            no [*]_
+``rdp``           RDP curves add on a grid of orders (Mironov 2017), with      no [*]_
+                  subsampled Gaussians (MTZ 2019) and sampling without
+                  replacement (WBK 2019)
 ``pld``           privacy loss distributions convolve (connect-the-dots grid)  no
 ================  ===========================================================  ========
 
@@ -18,7 +23,10 @@ name              analysis                                                     a
 
 from privkit._validation import fail
 from privkit.accountant import Accountant
+from privkit.accountants.advanced import AdvancedAccountant
 from privkit.accountants.basic import BasicAccountant
+from privkit.accountants.gdp import GDPAccountant
+from privkit.accountants.optimal import OptimalAccountant
 from privkit.accountants.pld import PLDAccountant, PLDPair
 from privkit.accountants.rdp import RDPAccountant, rdp_curve
 from privkit.accountants.tightest import AccountingResult, tightest, tightest_delta
@@ -27,7 +35,10 @@ from privkit.accountants.zcdp import ZCDPAccountant, zcdp_rho
 __all__ = [
     "Accountant",
     "AccountingResult",
+    "AdvancedAccountant",
     "BasicAccountant",
+    "GDPAccountant",
+    "OptimalAccountant",
     "PLDAccountant",
     "PLDPair",
     "RDPAccountant",
@@ -43,11 +54,12 @@ __all__ = [
 
 def available_accountants() -> tuple[Accountant, ...]:
     """One instance of every accountant privkit ships, in a fixed order."""
-    return (BasicAccountant(), ZCDPAccountant(), RDPAccountant(), PLDAccountant())
+    return (BasicAccountant(), AdvancedAccountant(), OptimalAccountant(), ZCDPAccountant(),
+            RDPAccountant(), GDPAccountant(), PLDAccountant())
 
 
 def get_accountant(name: str) -> Accountant:
-    """The accountant called ``name`` (``"basic"``, ``"zcdp"``, ``"rdp"``, ``"pld"``)."""
+    """The accountant called ``name`` (see the table above)."""
     for accountant in available_accountants():
         if accountant.name == name:
             return accountant

@@ -15,7 +15,19 @@ from numpy.typing import NDArray
 from privkit import _validation as check
 from privkit import conversions
 from privkit.accountant import Accountant
-from privkit.plan import Block, Leaf, Parallel, PostProcess, Repeat, Sequential
+from privkit.amplification import poisson_gaussian_rdp, without_replacement_rdp
+from privkit.guarantees import GDP
+from privkit.neighbouring import Neighbouring
+from privkit.plan import (
+    Block,
+    Leaf,
+    Parallel,
+    PoissonSubsample,
+    PostProcess,
+    Repeat,
+    SampleWithoutReplacement,
+    Sequential,
+)
 
 __all__ = ["RDPAccountant", "rdp_curve"]
 
@@ -39,12 +51,46 @@ def rdp_curve(plan: Block, orders: NDArray[np.float64]) -> NDArray[np.float64]:
         return worst
     if isinstance(plan, Repeat):
         return plan.count * rdp_curve(plan.block, orders)
+    if isinstance(plan, PoissonSubsample):
+        mu = _gaussian_mu(plan.block)
+        assert mu is not None
+        return poisson_gaussian_rdp(plan.sampling_rate, 1.0 / mu, orders)
+    if isinstance(plan, SampleWithoutReplacement):
+        return _without_replacement_curve(plan, orders)
     assert isinstance(plan, PostProcess)
     return rdp_curve(plan.block, orders)
 
 
+def _gaussian_mu(block: Block) -> float | None:
+    """The GDP parameter of a Gaussian leaf (the only block MTZ 2019 analyses)."""
+    if isinstance(block, Leaf):
+        for g in block.guarantees():
+            if isinstance(g, GDP):
+                return g.mu
+    return None
+
+
+def _without_replacement_curve(plan: SampleWithoutReplacement, orders: NDArray[np.float64]
+                               ) -> NDArray[np.float64]:
+    """WBK 2019 Theorem 9 at integer orders; a fractional order uses the next integer one
+    (RDP is non-decreasing in the order, so that bound holds)."""
+    integer_orders = np.ceil(orders).astype(int)
+    top = int(integer_orders.max())
+    base = rdp_curve(plan.block, np.arange(2, top + 1, dtype=float))
+    pure = plan.block.epsilon(0.0) if isinstance(plan.block, Leaf) else math.inf
+    fraction = plan.sample_size / plan.population_size
+    cache = {a: without_replacement_rdp(fraction, base[: a - 1], pure, a)
+             for a in set(integer_orders.tolist())}
+    return np.array([cache[int(a)] for a in integer_orders])
+
+
 class RDPAccountant(Accountant):
     """Compose RDP curves on a grid of orders, then convert with Canonne-Kamath-Steinke.
+
+    Besides leaves with an RDP curve and the composition nodes, it handles Poisson
+    subsampling of a Gaussian leaf under ADD_REMOVE (Mironov, Talwar, Zhang 2019; the
+    DP-SGD case, equal to opacus's RDP accountant) and sampling without replacement of any
+    block under REPLACE_ONE (Wang, Balle, Kasiviswanathan 2019, Theorem 9).
 
     Parameters
     ----------
@@ -65,6 +111,11 @@ class RDPAccountant(Accountant):
     def _handles(self, block: Block) -> bool:
         if isinstance(block, Leaf):
             return bool(np.any(np.isfinite(block.rdp(self.orders))))
+        if isinstance(block, PoissonSubsample):
+            return (block.relation is Neighbouring.ADD_REMOVE
+                    and _gaussian_mu(block.block) is not None)
+        if isinstance(block, SampleWithoutReplacement):
+            return block.relation is Neighbouring.REPLACE_ONE
         return isinstance(block, Sequential | Parallel | Repeat | PostProcess)
 
     def curve(self, plan: Block) -> NDArray[np.float64]:

@@ -64,6 +64,9 @@ def _run(
     pool = list(available_accountants() if accountants is None else accountants)
     for i, a in enumerate(pool):
         check.instance(f"accountants[{i}]", a, Accountant, owner)
+        if not a.certified:
+            raise check.fail(f"accountants[{i}]", a, "an accountant whose numbers are upper "
+                             "bounds", owner, f"{a!r} computes an approximation")
     usable, refused = [], {}
     for a in pool:
         try:
@@ -91,7 +94,7 @@ def tightest(
     >>> g = Gaussian.for_gdp(0.5, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
     >>> result = tightest(g.repeat(10), delta=1e-5)
     >>> result.accountant
-    'pld'
+    'gdp'
     """
     owner = "tightest"
     d = check.delta("delta", delta, owner)

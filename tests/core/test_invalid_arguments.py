@@ -79,7 +79,7 @@ CASES = [
     (as_generator, dict(rng=1.5), "`rng` must be a numpy.random.Generator"),
     (as_generator, dict(rng=-1), "a seed >= 0"),
     (as_generator, dict(rng=True), "(got True)"),
-    (get_accountant, dict(name="optimal"), "`name` must be one of 'basic', 'zcdp', 'rdp'"),
+    (get_accountant, dict(name="fastest"), "`name` must be one of 'basic', 'advanced'"),
     (RDPAccountant, dict(orders=[0.5, 2.0]), "`orders` must be a non-empty sequence"),
     (tightest, dict(plan=LEAF, delta=2.0), "`delta` must be in [0, 1) for tightest"),
 ]
