@@ -72,8 +72,9 @@ class BudgetFilter:
           conversion fits. Valid for adaptively chosen blocks (Feldman, Zrnic 2021,
           Theorem 3.1, at every order, hence for zCDP).
 
-        Accountants whose analysis assumes the blocks are fixed in advance (optimal
-        composition, PLD, and RDP with the order chosen after the fact) are refused.
+        Every other accountant is refused, with the reason: advanced, optimal, GDP and
+        PLD composition assume the blocks (or at least their parameters) are fixed in
+        advance, and an RDP filter is only valid at one order fixed in advance.
     relation : Neighbouring, optional
         The neighbouring relation of every block; by default, that of the first spend.
 
@@ -250,15 +251,29 @@ class BudgetFilter:
                 f"spent={self.spent}, spends={len(self._entries)})")
 
 
+#: Why each other accountant cannot back a filter, whose blocks and their parameters may be
+#: chosen after seeing earlier outputs.
+_NOT_ADAPTIVE = {
+    "advanced": "advanced composition holds for adaptively chosen blocks with parameters "
+                "fixed in advance; with adaptively chosen parameters it needs the larger "
+                "constants of Rogers, Roth, Ullman, Vadhan (2016), not implemented here",
+    "optimal": "optimal composition (Kairouz, Oh, Viswanath 2015) is exact only for blocks "
+               "fixed in advance",
+    "rdp": "an RDP filter is valid at one fixed order (Feldman, Zrnic 2021); choosing the "
+           "best order after the fact is not",
+    "gdp": "composition of GDP blocks with adaptively chosen mu needs the filter of "
+           "Smith and Thakurta (2022), not implemented here",
+    "pld": "PLD composition assumes the blocks are fixed in advance; fully adaptive PLD "
+           "filters (Whitehouse, Ramdas, Rogers, Wu 2023) are not implemented here",
+}
+
+
 def _rule_name(accountant: str | Accountant) -> str:
     owner = "BudgetFilter"
     name = accountant.name if isinstance(accountant, Accountant) else accountant
     if name in ("basic", "zcdp"):
         return str(name)
-    valid = isinstance(accountant, Accountant) and accountant.valid_for_adaptive_filter
-    why = ("it is valid for adaptive use but has no filter rule yet" if valid else
-           "its analysis assumes every block is fixed in advance, which a filter does not "
-           "guarantee")
+    why = _NOT_ADAPTIVE.get(str(name), "it is not a privkit accountant valid for filters")
     raise check.fail("accountant", accountant, "'basic' or 'zcdp'", owner, why)
 
 

@@ -1,0 +1,109 @@
+"""Advanced, optimal and GDP composition: closed forms and invariants."""
+
+import math
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privkit import (
+    AdvancedAccountant,
+    Claimed,
+    GDPAccountant,
+    InvalidParameterError,
+    LooseBoundWarning,
+    Neighbouring,
+    OptimalAccountant,
+    PLDAccountant,
+    PoissonSubsample,
+    PureDP,
+    Repeat,
+    Sequential,
+    UnsupportedPlanError,
+    tightest,
+)
+from privkit.composition import (
+    drv_epsilon,
+    kov_heterogeneous_epsilon,
+    optimal_homogeneous_delta,
+    optimal_homogeneous_epsilon,
+    seed003_epsilon,
+)
+from privkit.mechanisms import Gaussian
+
+A = Neighbouring.ADD_REMOVE
+
+
+def pure(eps):
+    return Claimed(PureDP(epsilon=eps), relation=A, label="block")
+
+
+def test_hand_computed_closed_forms():
+    """100 blocks of pure 0.1 at delta 1e-5: optimal 4.3068, Dwork-Rothblum-Vadhan 5.8502
+    (hand computation: sqrt(200 ln 1e5) 0.1 + 10 (e^0.1 - 1) = 4.7985 + 1.0517)."""
+    assert round(optimal_homogeneous_epsilon(0.1, 0.0, 100, 1e-5), 4) == 4.3068
+    assert round(drv_epsilon(0.1, 100, 1e-5), 4) == 5.8502
+    plan = Repeat(pure(0.1), 100)
+    assert round(OptimalAccountant().epsilon(plan, delta=1e-5), 4) == 4.3068
+    assert AdvancedAccountant().epsilon(plan, delta=1e-5) == pytest.approx(
+        min(10.0, drv_epsilon(0.1, 100, 1e-5), kov_heterogeneous_epsilon([0.1] * 100, 1e-5)))
+
+
+def test_optimal_delta_is_the_binomial_sum_for_two_blocks():
+    """k = 2: the composed randomized responses have losses 2e, 0, -2e with binomial
+    masses; delta at 0 is p^2 - q^2 (direct computation)."""
+    e = 0.7
+    p, q = math.exp(e) / (1 + math.exp(e)), 1 / (1 + math.exp(e))
+    assert optimal_homogeneous_delta(e, 0.0, 2, 0.0) == pytest.approx(p * p - q * q, rel=1e-12)
+
+
+@settings(max_examples=25)
+@given(st.floats(min_value=0.01, max_value=1.0), st.integers(min_value=1, max_value=60),
+       st.floats(min_value=1e-9, max_value=1e-2))
+def test_optimal_is_below_advanced_and_basic_and_pld_agrees(eps, k, delta):
+    """Property: the exact optimum never exceeds the advanced or basic bounds, and the
+    PLD accountant never reports less than the optimum. Its excess is at most one grid
+    step (1e-3) per block: randomized response's loss atoms +-eps need not lie on the
+    grid, and at tiny delta epsilon is the top of the support, which the pessimistic
+    discretisation moves up by at most a step per block."""
+    plan = Repeat(pure(eps), k)
+    optimal = OptimalAccountant().epsilon(plan, delta=delta)
+    assert optimal <= AdvancedAccountant().epsilon(plan, delta=delta) * (1 + 1e-12)
+    assert optimal <= k * eps * (1 + 1e-12)
+    pld = PLDAccountant().epsilon(plan, delta=delta)
+    assert optimal * (1 - 1e-9) <= pld <= optimal + k * 1e-3
+
+
+def test_optimal_refuses_heterogeneous_plans():
+    """Heterogeneous optimal composition is #P-hard: the plan is refused, naming it."""
+    with pytest.raises(UnsupportedPlanError, match="optimal accountant cannot"):
+        OptimalAccountant().epsilon(Sequential(pure(0.1), pure(0.2)), delta=1e-5)
+
+
+def test_seed003_form_is_valid_only_for_small_epsilon():
+    """Seed 003's sqrt(8 T log 1/delta) eps exceeds the exact DRV bound for small eps
+    (so it is valid there) and undercounts it for large eps (so privkit never uses it)."""
+    assert seed003_epsilon(0.01, 100, 1e-5) >= drv_epsilon(0.01, 100, 1e-5)
+    assert seed003_epsilon(2.0, 100, 1e-5) < drv_epsilon(2.0, 100, 1e-5)
+
+
+class TestGDPAccountant:
+    def test_gaussian_plans_compose_in_quadrature(self):
+        """Two Gaussians with mu 0.3 and 0.4 compose to exactly 0.5-GDP."""
+        g1 = Gaussian.for_gdp(0.3, sensitivity=1.0, relation=A)
+        g2 = Gaussian.for_gdp(0.4, sensitivity=1.0, relation=A)
+        assert GDPAccountant().mu(Sequential(g1, g2)) == pytest.approx(0.5)
+
+    def test_clt_is_an_approximation_that_tightest_refuses(self):
+        """The CLT for subsampled Gaussians warns, and tightest will not use it."""
+        step = PoissonSubsample(Gaussian.for_gdp(1.0, sensitivity=1.0, relation=A), 0.01)
+        clt = GDPAccountant(clt=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mu = clt.mu(Repeat(step, 10_000))
+        assert any(issubclass(w.category, LooseBoundWarning) for w in caught)
+        assert mu == pytest.approx(0.01 * math.sqrt(10_000 * math.expm1(1.0)))
+        assert not GDPAccountant().supports(step)
+        with pytest.raises(InvalidParameterError, match="computes an approximation"):
+            tightest(Repeat(step, 10), delta=1e-5, accountants=[clt])
