@@ -59,25 +59,41 @@ def main() -> None:
     p_geom = -np.expm1(-1.0 / dlap.scale)
     bits = np.zeros(N, dtype=np.int64)
     d = 10  # 10x10 matrices: 55 upper-triangle entries, N/55 releases
+    upper = np.triu_indices(d)
+
+    def numpy_l2_laplace() -> object:
+        z = rng.standard_normal((N // 10, 10))
+        return z / np.linalg.norm(z, axis=1, keepdims=True) * rng.standard_gamma(10, (N // 10, 1))
+
+    def numpy_rr() -> object:
+        keep = rng.random(N) < rr.keep_probability
+        return np.where(keep, bits, (bits + rng.integers(1, 2, N)) % 2)
+
+    def numpy_symmetric() -> object:
+        out = np.zeros((N // 55, d, d))
+        noise = rng.normal(0, ag.noise_scale, (N // 55, 55))
+        out[:, upper[0], upper[1]] = noise
+        out[:, upper[1], upper[0]] = noise
+        return out + np.eye(d)
+
     rows = [
         ("Laplace", lambda: rng.laplace(0, lap.scale, N),
          lambda: lap.simulate(0.0, rng=rng, size=N), lambda: lap.release(0.0, rng=rng, size=N)),
         ("Gaussian", lambda: rng.normal(0, gau.noise_scale, N),
          lambda: gau.simulate(0.0, rng=rng, size=N), lambda: gau.release(0.0, rng=rng, size=N)),
-        ("L2Laplace (d=10)",
-         lambda: rng.standard_normal((N // 10, 10)) * rng.standard_gamma(10, (N // 10, 1)),
+        ("L2Laplace (d=10)", numpy_l2_laplace,
          lambda: l2.simulate(np.zeros(10), rng=rng, size=N // 10),
          lambda: l2.release(np.zeros(10), rng=rng, size=N // 10)),
         ("DiscreteLaplace", lambda: rng.geometric(p_geom, N) - rng.geometric(p_geom, N),
          lambda: dlap.simulate(0, rng=rng, size=N), lambda: dlap.release(0, rng=rng, size=N)),
         ("DiscreteGaussian", lambda: np.rint(rng.normal(0, dgau.noise_scale, N)),
          lambda: dgau.simulate(0, rng=rng, size=N), lambda: dgau.release(0, rng=rng, size=N)),
-        ("RandomizedResponse", lambda: rng.random(N) < rr.keep_probability,
+        ("RandomizedResponse", numpy_rr,
          lambda: rr.simulate(bits, rng=rng), lambda: rr.release(bits, rng=rng)),
         ("SparseVector (10 q)", lambda: rng.laplace(0, 1, (N // 10, 11)),
          lambda: svt.simulate(np.zeros(10), rng=rng, size=N // 10),
          lambda: svt.release(np.zeros(10), rng=rng, size=N // 10)),
-        ("AnalyzeGauss (10x10)", lambda: rng.normal(0, ag.noise_scale, (N // 55, 55)),
+        ("AnalyzeGauss (10x10)", numpy_symmetric,
          lambda: ag.simulate(np.eye(d), rng=rng, size=N // 55),
          lambda: ag.release(np.eye(d), rng=rng, size=N // 55)),
     ]

@@ -36,7 +36,7 @@ def standard_l2_laplace(rng: np.random.Generator, shape: tuple[int, ...],
     d = math.prod(shape[len(shape) - vector_ndim:]) if vector_ndim else 1
     direction = rng.standard_normal(shape)
     if vector_ndim:
-        norms = np.sqrt(np.sum(direction**2, axis=axes, keepdims=True))
+        norms = np.sqrt(np.sum(np.square(direction), axis=axes, keepdims=True))
         radius = rng.standard_gamma(d, size=shape[: len(shape) - vector_ndim] + (1,) * vector_ndim)
     else:  # d = 1: the ordinary Laplace distribution
         norms = np.abs(direction)

@@ -38,7 +38,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="report epsilon at this delta (default: the file's delta, else 1e-5)")
     target.add_argument("--epsilon", type=float, help="report delta at this epsilon instead")
     account.add_argument("--accountant", action="append", metavar="NAME",
-                         help="use only this accountant (repeatable): basic, zcdp, rdp")
+                         help="use only this accountant (repeatable): basic, advanced, "
+                         "optimal, zcdp, rdp, gdp, pld")
     account.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 

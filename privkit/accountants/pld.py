@@ -62,19 +62,20 @@ def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
     return None
 
 
+_COARSE = np.geomspace(1e-4, _LARGEST_LOSS, 64)
+
+
 def _top(profile: Profile) -> float:
-    """A loss above which the profile is negligible (the grid's upper end)."""
-    t = 1.0
-    while t < _LARGEST_LOSS and float(profile(np.array([t]))[0]) > _NEGLIGIBLE:
-        t *= 2.0
-    lo, hi = t / 2.0, t
-    for _ in range(30):
-        mid = (lo + hi) / 2.0
-        if float(profile(np.array([mid]))[0]) > _NEGLIGIBLE:
-            lo = mid
-        else:
-            hi = mid
-    return min(hi, _LARGEST_LOSS)
+    """A loss above which the profile is negligible (the grid's upper end), found with
+    two vectorised evaluations: a geometric sweep, then a fine sweep of the bracket."""
+    coarse = np.asarray(profile(_COARSE))
+    beyond = np.flatnonzero(coarse <= _NEGLIGIBLE)
+    if beyond.size == 0:
+        return _LARGEST_LOSS
+    i = int(beyond[0])
+    lo = float(_COARSE[i - 1]) if i > 0 else 0.0
+    fine = np.linspace(lo, float(_COARSE[i]), 65)
+    return float(fine[int(np.argmax(np.asarray(profile(fine)) <= _NEGLIGIBLE))])
 
 
 def _reverse_any(forward: Profile, reverse: Profile) -> Profile:
@@ -200,11 +201,8 @@ class PLDAccountant(Accountant):
             return PLDPair(remove=pld, add=pld)
         if isinstance(block, Sequential):
             pairs = [self._pair(b, memo) for b in block.steps]
-            remove, add = pairs[0].remove, pairs[0].add
-            for p in pairs[1:]:
-                remove = remove.compose(p.remove, tail_mass=self.tail_mass)
-                add = add.compose(p.add, tail_mass=self.tail_mass)
-            return PLDPair(remove=remove, add=add)
+            return PLDPair(remove=self._tree_compose([p.remove for p in pairs]),
+                           add=self._tree_compose([p.add for p in pairs]))
         if isinstance(block, Repeat):
             inner = self._pair(block.block, memo)
             return PLDPair(
@@ -236,10 +234,21 @@ class PLDAccountant(Accountant):
         pld = self._discretise(sampled, sampled)
         return PLDPair(remove=pld, add=pld)
 
+    def _tree_compose(self, plds: list[PrivacyLossDistribution]) -> PrivacyLossDistribution:
+        """Compose in a balanced tree: convolutions of similar sizes, so the FFTs stay small
+        (convolution is associative; the truncations are pessimistic in any order)."""
+        while len(plds) > 1:
+            paired = [a.compose(b, tail_mass=self.tail_mass) for a, b in zip(plds[::2], plds[1::2],
+                                                                             strict=False)]
+            plds = paired + ([plds[-1]] if len(plds) % 2 else [])
+        return plds[0]
+
     def _discretise(self, forward: Profile, reverse: Profile) -> PrivacyLossDistribution:
-        top = max(_top(forward), _top(reverse), 2 * self.step)
-        return dominating_pld(forward, reverse, step=self.step, lowest=-_top(reverse) - self.step,
-                              highest=top)
+        top_forward = _top(forward)
+        top_reverse = top_forward if reverse is forward else _top(reverse)
+        return dominating_pld(forward, reverse, step=self.step,
+                              lowest=-top_reverse - self.step,
+                              highest=max(top_forward, top_reverse, 2 * self.step))
 
 
 def _profile_of(pld: PrivacyLossDistribution) -> Profile:
