@@ -5,13 +5,16 @@
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from privkit import _validation as check
 from privkit.guarantees import BoundedRange, Guarantee, PureDP
+from privkit.neighbouring import Neighbouring, Sensitivity
 
 from ._selection import NoisyArgmax
 
@@ -49,6 +52,16 @@ class Exponential(NoisyArgmax):
     """
 
     kind: ClassVar[str] = "exponential"
+
+    @classmethod
+    def for_zcdp(cls, rho: float, *, sensitivity: float | Sensitivity,
+                 relation: Neighbouring | None = None, monotone: bool = False) -> Exponential:
+        """The mechanism that is rho-zCDP through bounded range: ``eta = sqrt(8 rho)``
+        (Cesar, Rogers 2021, Lemma 3.2), i.e. ``for_epsilon(sqrt(8 rho))``."""
+        r = check.positive_finite("rho", rho, "Exponential.for_zcdp")
+        result: Exponential = cls.for_epsilon(math.sqrt(8.0 * r), sensitivity=sensitivity,
+                                              relation=relation, monotone=monotone)
+        return result
 
     def guarantees(self) -> tuple[Guarantee, ...]:
         eps = self.pure_epsilon

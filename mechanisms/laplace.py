@@ -89,6 +89,20 @@ class Laplace(Mechanism):
         return self.scale / self.sensitivity.value
 
     @classmethod
+    def for_approx_dp(cls, epsilon: float, delta: float, *, sensitivity: float | Sensitivity,
+                      relation: Neighbouring | None = None) -> Laplace:
+        """The least noise whose exact profile meets (epsilon, delta).
+
+        From :class:`~privkit.LaplaceDP`: ``epsilon(delta) = eps0 + 2 log(1 - delta)``, so
+        ``eps0 = epsilon - 2 log(1 - delta)`` and ``scale = Δ / eps0``.
+        """
+        owner = "Laplace.for_approx_dp"
+        eps = check.positive_finite("epsilon", epsilon, owner)
+        d = check.delta("delta", delta, owner)
+        sens = Sensitivity.coerce(sensitivity, norm=Norm.L1, relation=relation, owner=owner)
+        return cls(scale=sens.value / (eps - 2.0 * math.log1p(-d)), sensitivity=sens)
+
+    @classmethod
     def for_histogram(cls, epsilon: float, *, relation: Neighbouring) -> Laplace:
         """Noisy counts of a histogram: L1 sensitivity 1 (ADD_REMOVE) or 2 (REPLACE_ONE),
         see :func:`privkit.mechanisms.histogram_sensitivity`."""

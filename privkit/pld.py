@@ -187,8 +187,8 @@ def dominating_pld(
     (Doroshenko et al. 2022, Algorithm 1). Where eps < 0, D is close to 1 and its
     differences would cancel; there the slopes are computed as
     ``-1 + diff(x reverse(-eps)) / diff(x)``, whose constant -1 drops out of the second
-    differences exactly. Masses that rounding still makes negative are moved to
-    +infinity, which only increases delta.
+    differences exactly. Masses that rounding still makes negative are pushed down to
+    lower losses until positive mass absorbs them, which only increases delta.
     """
     h = check.positive_finite("step", step, "dominating_pld")
     back = forward if reverse is None else reverse
@@ -208,10 +208,23 @@ def dominating_pld(
     masses[:zero] = x[:zero] * np.diff(u)  # the -1 of both slopes cancels exactly
     masses[zero] = x[zero] * (slopes[0] - (-1.0 + u[-1]))
     masses[zero + 1:] = x[zero + 1:] * np.diff(slopes)
-    residue = -float(masses[masses < 0].sum())
-    masses = np.maximum(masses, 0.0)
-    infinity = float(d[-1]) + residue
+    masses, unabsorbed = _absorb_negative(masses)
+    infinity = float(d[-1]) + unabsorbed
     return PrivacyLossDistribution(step=h, offset=first, pmf=masses, infinity_mass=infinity)
+
+
+def _absorb_negative(masses: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+    """Make rounding's negative masses non-negative, pessimistically.
+
+    Moving (negative) mass from a loss to a lower one never lowers delta at any eps, so a
+    negative entry is pushed down until positive mass absorbs it. The resulting suffix sums
+    are the running maximum, from the top, of the original ones; whatever reaches the
+    bottom unabsorbed is returned to be added at +infinity.
+    """
+    suffix = np.cumsum(masses[::-1])[::-1]
+    lifted = np.maximum.accumulate(suffix[::-1])[::-1]
+    fixed = lifted - np.append(lifted[1:], 0.0)
+    return np.maximum(fixed, 0.0), float(lifted[0] - suffix[0])
 
 
 def _convolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

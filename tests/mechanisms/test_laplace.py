@@ -82,6 +82,30 @@ def test_rdp_equals_numerical_renyi_divergence():
         assert laplace_rdp(1 / b, [a])[0] == pytest.approx(math.log(value) / (a - 1), rel=1e-8)
 
 
+@pytest.mark.parametrize("eps", [0.0, 0.3, 0.79])
+def test_laplace_profile_equals_numerical_hockey_stick(eps):
+    """LaplaceDP's profile 1 - e^((t - eps0)/2) equals the hockey-stick integral of
+    Lap(1, 1/eps0) against Lap(0, 1/eps0), by quadrature."""
+    from privkit import LaplaceDP
+
+    eps0 = 0.8
+
+    def integrand(x):
+        return max(stats.laplace.pdf(x, loc=1, scale=1 / eps0)
+                   - math.exp(eps) * stats.laplace.pdf(x, scale=1 / eps0), 0.0)
+
+    direct = sum(integrate.quad(integrand, a, b, epsabs=1e-13)[0]
+                 for a, b in ((-50, 0), (0, 1), (1, 60)))
+    assert LaplaceDP(epsilon=eps0).delta(eps) == pytest.approx(direct, rel=1e-8)
+
+
+def test_approx_dp_calibration_uses_the_exact_profile():
+    """for_approx_dp meets (eps, delta) exactly and adds less noise than for_epsilon."""
+    m = Laplace.for_approx_dp(1.0, 1e-3, sensitivity=1.0, relation=A)
+    assert m.epsilon(1e-3) == pytest.approx(1.0, rel=1e-12)
+    assert m.scale < Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A).scale
+
+
 def test_huge_values_are_refused_not_wrapped():
     """A value too large for exact int64 grid arithmetic is refused with advice."""
     m = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)

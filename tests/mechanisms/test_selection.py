@@ -63,6 +63,12 @@ def test_monotone_utilities_use_half_the_scale():
     assert math.log(q * k) <= 1.0
 
 
+def test_zcdp_calibration_round_trips():
+    """for_zcdp gives rho back through bounded range (eta^2 / 8)."""
+    m = Exponential.for_zcdp(0.02, sensitivity=1.0, relation=R)
+    assert m.zcdp_rho() == pytest.approx(0.02, rel=1e-12)
+
+
 def test_exponential_guarantees_are_bounded_range_and_pure():
     """eps-bounded range (first) and eps-DP; zCDP eps^2/8."""
     m = Exponential.for_epsilon(0.5, sensitivity=2.0, relation=R)
