@@ -41,6 +41,23 @@ def _build_parser() -> argparse.ArgumentParser:
                          help="use only this accountant (repeatable): basic, advanced, "
                          "optimal, zcdp, rdp, gdp, pld")
     account.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    audit = commands.add_parser(
+        "audit", help="audit the built-in mechanisms (or the named ones) empirically",
+        description="Attack each mechanism on its worst-case neighbouring pair and print its "
+        "claim against the epsilon lower bound measured at the given confidence. A claim is "
+        "violated only when the lower bound exceeds it.")
+    audit.add_argument("names", nargs="*", metavar="NAME",
+                       help="mechanisms to audit (default: all registered)")
+    audit.add_argument("--epsilon", type=float, default=1.0,
+                       help="the epsilon each mechanism is calibrated to (default 1)")
+    audit.add_argument("--trials", type=int, default=1_000_000,
+                       help="draws per side (default 10^6)")
+    audit.add_argument("--confidence", type=float, default=0.95,
+                       help="confidence of the lower bounds (default 0.95)")
+    audit.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
+    audit.add_argument("--report", metavar="PATH",
+                       help="also write the table as markdown to PATH")
     return parser
 
 
@@ -73,6 +90,32 @@ def _account(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import numpy as np
+
+    from privkit._validation import fail
+    from privkit.audits import audit, report
+    from privkit.audits.registry import CASES
+
+    names = args.names or sorted(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        raise fail("NAME", unknown[0], f"one of {', '.join(sorted(CASES))}", "privkit audit")
+    results = []
+    for i, name in enumerate(names):
+        case = CASES[name](args.epsilon)
+        results.append(audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
+                             trials=args.trials, confidence=args.confidence,
+                             rng=np.random.SeedSequence([args.seed, i]), name=name))
+        print(f"  {results[-1]}", file=sys.stderr, flush=True)
+    print(report(results))
+    if args.report:
+        Path(args.report).write_text(report(results, markdown=True) + "\n", encoding="utf-8")
+    return 1 if any(r.verdict == "violation" for r in results) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     parser = _build_parser()
@@ -83,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from privkit.errors import PrivkitError
 
     try:
-        return _account(args)
+        return _account(args) if args.command == "account" else _audit(args)
     except (PrivkitError, OSError) as exc:
         print(f"privkit {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -77,3 +77,23 @@ def test_console_script_runs():
     out = subprocess.run([str(exe), "account", str(EXAMPLE)], capture_output=True, text=True,
                          check=True)
     assert "tightest" in out.stdout
+
+
+def test_audit_prints_claims_against_bounds(tmp_path, capsys):
+    """privkit audit NAME prints a table of claim against measured bound and writes a
+    markdown report; built-in mechanisms are consistent, so the exit code is 0."""
+    report = tmp_path / "audit.md"
+    code = main(["audit", "laplace", "exponential", "--trials", "50000", "--report",
+                 str(report)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "laplace" in out
+    assert "exponential" in out
+    assert "lower bound" in out
+    assert report.read_text().startswith("| audit |")
+
+
+def test_audit_unknown_name_is_refused(capsys):
+    """An unknown mechanism name exits 2 listing the known ones."""
+    assert main(["audit", "teleport"]) == 2
+    assert "one of analyze_gauss" in capsys.readouterr().err

@@ -18,7 +18,7 @@ def test_readme_starts_with_the_two_commands():
     first = re.search(r"```bash\n(.*?)```", README, flags=re.DOTALL).group(1)
     commands = [line.split("#")[0].strip() for line in first.strip().splitlines()]
     assert commands == [
-        "bash scripts/setup.sh && .venv/bin/privkit account examples/plan.json",
+        "bash scripts/setup.sh && .venv/bin/privkit audit",
         "bash scripts/setup.sh && bash scripts/test.sh",
     ]
     ci = (ROOT / ".ci" / "run").read_text()
@@ -47,5 +47,6 @@ def test_commented_values_are_true():
     code = "\n".join(python_blocks())
     out = subprocess.run([sys.executable, "-c", code], check=True, cwd="/",
                          capture_output=True, text=True).stdout
-    for value in ("4.3772", "4.7284", "0.2876", "4.0", "2.0", "3.7306", "pld 4.564"):
+    for value in ("4.3772", "4.7284", "0.2876", "4.0", "2.0", "3.7306", "pld 4.564",
+                  "lower bound 1.6390 at 95% -> violation"):
         assert value in out, value

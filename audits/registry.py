@@ -1,0 +1,164 @@
+"""How to audit each built-in mechanism on a worst-case pair, at a given epsilon.
+
+``CASES[name](epsilon)`` builds the mechanism calibrated to ``epsilon`` (at delta 1e-5 for
+approximate-DP mechanisms), a batched system that draws its outputs, the neighbouring pair
+on which its privacy loss is largest, and the claim to test. Algorithms register their
+own cases here as they arrive (:func:`register`).
+
+.. versionadded:: 0.1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from privkit.audits.pairs import NeighbouringPair
+from privkit.neighbouring import Neighbouring
+
+__all__ = ["CASES", "AuditCase", "register"]
+
+A = Neighbouring.ADD_REMOVE
+R = Neighbouring.REPLACE_ONE
+#: The delta at which approximate-DP mechanisms are calibrated and audited.
+AUDIT_DELTA = 1e-5
+
+
+@attrs.frozen
+class AuditCase:
+    """A system (batched), its worst-case pair, and the claim (epsilon, delta)."""
+
+    system: Callable[[Any, np.random.Generator, int], Any] = attrs.field(eq=False)
+    pair: NeighbouringPair
+    epsilon: float
+    delta: float
+
+
+CASES: dict[str, Callable[[float], AuditCase]] = {}
+
+
+def register(name: str, build: Callable[[float], AuditCase]) -> None:
+    """Make ``privkit audit NAME`` run ``build(epsilon)``."""
+    CASES[name] = build
+
+
+def _simulating(mechanism: Any, **kwargs: Any) -> Callable[[Any, np.random.Generator, int], Any]:
+    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
+        return mechanism.simulate(value, rng=rng, size=size, **kwargs)
+
+    return system
+
+
+def _laplace(eps: float) -> AuditCase:
+    from privkit.mechanisms import Laplace
+
+    m = Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
+    return AuditCase(_simulating(m), NeighbouringPair(first=0.0, second=1.0, relation=A),
+                     eps, 0.0)
+
+
+def _gaussian(eps: float) -> AuditCase:
+    from privkit.mechanisms import Gaussian
+
+    m = Gaussian.for_approx_dp(eps, AUDIT_DELTA, sensitivity=1.0, relation=A)
+    return AuditCase(_simulating(m), NeighbouringPair(first=0.0, second=1.0, relation=A),
+                     eps, AUDIT_DELTA)
+
+
+def _l2_laplace(eps: float) -> AuditCase:
+    from privkit.mechanisms import L2Laplace
+
+    m = L2Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
+    return AuditCase(_simulating(m), NeighbouringPair(first=np.zeros(3),
+                                                      second=np.array([1.0, 0.0, 0.0]),
+                                                      relation=A), eps, 0.0)
+
+
+def _discrete_laplace(eps: float) -> AuditCase:
+    from privkit.mechanisms import DiscreteLaplace
+
+    m = DiscreteLaplace.for_epsilon(eps, sensitivity=1.0, relation=A)
+    return AuditCase(_simulating(m), NeighbouringPair(first=0, second=1, relation=A), eps, 0.0)
+
+
+def _discrete_gaussian(eps: float) -> AuditCase:
+    from privkit.guarantees import ZCDP
+    from privkit.mechanisms import DiscreteGaussian
+
+    # the largest rho whose (eps, delta) conversion fits the claim
+    lo, hi = 0.0, eps
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ZCDP(rho=mid).epsilon(AUDIT_DELTA) <= eps else (lo, mid)
+    m = DiscreteGaussian.for_zcdp(lo, sensitivity=1.0, relation=A)
+    return AuditCase(_simulating(m), NeighbouringPair(first=0, second=1, relation=A),
+                     eps, AUDIT_DELTA)
+
+
+def _selection(kind: str) -> Callable[[float], AuditCase]:
+    def build(eps: float) -> AuditCase:
+        import privkit.mechanisms as mechanisms
+
+        m = getattr(mechanisms, kind).for_epsilon(eps, sensitivity=1.0, relation=R)
+        # every utility moves by at most 1: candidate 0 up on D', the others down
+        pair = NeighbouringPair(first=np.zeros(4), second=np.array([1.0, -1.0, -1.0, -1.0]),
+                                relation=R)
+        return AuditCase(_simulating(m), pair, eps, 0.0)
+
+    return build
+
+
+def _randomized_response(eps: float) -> AuditCase:
+    from privkit.mechanisms import RandomizedResponse
+
+    m = RandomizedResponse.for_epsilon(eps, n_categories=3)
+
+    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
+        return m.simulate(np.full(size, value), rng=rng)
+
+    return AuditCase(system, NeighbouringPair(first=0, second=1, relation=R), eps, 0.0)
+
+
+def _sparse_vector(eps: float) -> AuditCase:
+    from privkit.mechanisms import SparseVector
+
+    m = SparseVector.for_epsilon(eps, sensitivity=1.0, relation=A)
+
+    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
+        return m.simulate(value, threshold=0.0, rng=rng, size=size)[:, 0]
+
+    return AuditCase(system, NeighbouringPair(first=np.array([0.0]), second=np.array([1.0]),
+                                              relation=A), eps, 0.0)
+
+
+def _analyze_gauss(eps: float) -> AuditCase:
+    from privkit.mechanisms import AnalyzeGauss
+
+    m = AnalyzeGauss.for_approx_dp(eps, AUDIT_DELTA, row_norm_bound=1.0, relation=A)
+
+    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
+        return m.simulate(value, rng=rng, size=size)[:, 0, 0]  # the changed entry
+
+    e1 = np.zeros((3, 3))
+    e1[0, 0] = 1.0
+    return AuditCase(system, NeighbouringPair(first=np.zeros((3, 3)), second=e1, relation=A),
+                     eps, AUDIT_DELTA)
+
+
+for _name, _build in {
+    "laplace": _laplace,
+    "gaussian": _gaussian,
+    "l2_laplace": _l2_laplace,
+    "discrete_laplace": _discrete_laplace,
+    "discrete_gaussian": _discrete_gaussian,
+    "exponential": _selection("Exponential"),
+    "report_noisy_max": _selection("ReportNoisyMax"),
+    "permute_and_flip": _selection("PermuteAndFlip"),
+    "randomized_response": _randomized_response,
+    "sparse_vector": _sparse_vector,
+    "analyze_gauss": _analyze_gauss,
+}.items():
+    register(_name, _build)

@@ -1,0 +1,84 @@
+"""Audit results and reports.
+
+.. versionadded:: 0.1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import attrs
+
+__all__ = ["AuditResult", "Verdict", "report"]
+
+Verdict = Literal["violation", "consistent", "inconclusive"]
+
+
+@attrs.frozen(kw_only=True)
+class AuditResult:
+    """What an audit measured and what it concludes about a claim.
+
+    Attributes
+    ----------
+    name : str
+        What was audited.
+    claim_epsilon, claim_delta : float
+        The claim tested.
+    lower_bound : float
+        An epsilon lower bound at ``claim_delta`` that holds with probability at least
+        ``confidence`` (Clopper-Pearson, on draws not used to choose the rejection set).
+    confidence : float
+    trials : int
+        Draws per side used for the bound (the selection draws are extra).
+    hits, hits_other : int
+        How many of those draws of M(D), M(D') fell in the rejection set (after
+        orientation: ``hits`` is the side S favours).
+    rule : str
+        The rejection set, e.g. ``x > 3.1``.
+    distinguisher : str
+    verdict : {"violation", "consistent", "inconclusive"}
+        "violation" only when the lower bound exceeds the claim; "inconclusive" when the
+        attack certified nothing (lower bound 0); "consistent" otherwise.
+    """
+
+    name: str
+    claim_epsilon: float
+    claim_delta: float
+    lower_bound: float
+    confidence: float
+    trials: int
+    hits: int
+    hits_other: int
+    rule: str
+    distinguisher: str
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.lower_bound > self.claim_epsilon:
+            return "violation"
+        if self.lower_bound <= 0.0:
+            return "inconclusive"
+        return "consistent"
+
+    def __str__(self) -> str:
+        return (f"{self.name}: claim ({self.claim_epsilon:.4g}, {self.claim_delta:.3g}), "
+                f"lower bound {self.lower_bound:.4f} at {self.confidence:.0%} -> "
+                f"{self.verdict}")
+
+
+def report(results: Sequence[AuditResult], *, markdown: bool = False) -> str:
+    """A table of results: claim, measured lower bound, ratio, verdict."""
+    header = ["audit", "claim eps", "claim delta", "lower bound", "bound/claim", "draws/side",
+              "verdict"]
+    rows = [[r.name, f"{r.claim_epsilon:.4g}", f"{r.claim_delta:.3g}", f"{r.lower_bound:.4f}",
+             f"{r.lower_bound / r.claim_epsilon:.3f}", f"{r.trials:,}", r.verdict]
+            for r in results]
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines)
