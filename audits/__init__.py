@@ -5,13 +5,17 @@ on one split of the draws, measure it on fresh draws, and turn the two frequenci
 a lower bound on epsilon that holds with the stated confidence. A claim is violated
 only when that lower bound exceeds it.
 
+:mod:`privkit.audits.strategies` (hypothesis strategies, ``assert_dp``,
+``assert_sensitivity``) and :mod:`privkit.audits.plots` (matplotlib) are imported on
+demand, so ``import privkit.audits`` needs neither.
+
 .. versionadded:: 0.1.0
 """
 
-from privkit.audits.attacks import audit, draw
+from privkit.audits.attacks import audit, draw, search_pairs
 from privkit.audits.distinguishers import Distinguisher, Histogram, Projection, Rule, Threshold
-from privkit.audits.lower_bounds import clopper_pearson, epsilon_lower_bound
-from privkit.audits.pairs import NeighbouringPair
+from privkit.audits.lower_bounds import clopper_pearson, epsilon_lower_bound, gdp_mu_lower_bound
+from privkit.audits.pairs import NeighbouringPair, canary_pairs, extreme_pairs, random_pairs
 from privkit.audits.result import AuditResult, report
 from privkit.audits.sensitivity import SensitivityResult, check_sensitivity
 
@@ -25,9 +29,14 @@ __all__ = [
     "SensitivityResult",
     "Threshold",
     "audit",
+    "canary_pairs",
     "check_sensitivity",
     "clopper_pearson",
     "draw",
     "epsilon_lower_bound",
+    "extreme_pairs",
+    "gdp_mu_lower_bound",
+    "random_pairs",
     "report",
+    "search_pairs",
 ]

@@ -15,12 +15,12 @@ from numpy.typing import NDArray
 
 from privkit import _validation as check
 from privkit.audits.distinguishers import Distinguisher, choose
-from privkit.audits.lower_bounds import epsilon_lower_bound
+from privkit.audits.lower_bounds import epsilon_lower_bound, gdp_mu_lower_bound
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.result import AuditResult
 from privkit.rng import RNGLike
 
-__all__ = ["audit", "draw"]
+__all__ = ["audit", "draw", "search_pairs"]
 
 #: A batched system under test: ``f(input, rng, size) -> array with size rows``.
 Batched = Callable[[Any, np.random.Generator, int], Any]
@@ -44,18 +44,36 @@ def draw(system: Callable[..., Any], data: Any, seed: np.random.SeedSequence, si
 
 def _both_sides(system: Callable[..., Any], pair: NeighbouringPair,
                 root: np.random.SeedSequence, sizes: list[int], batched: bool,
-                executor: Executor | None) -> tuple[NDArray[Any], NDArray[Any]]:
+                executor: Executor | None, progress: bool
+                ) -> tuple[NDArray[Any], NDArray[Any]]:
     """Draws on both inputs; every chunk of both sides is submitted before any is awaited."""
     seeds = [side.spawn(len(sizes)) for side in root.spawn(2)]
     jobs = [(data, s, n) for data, side in zip((pair.first, pair.second), seeds, strict=True)
             for s, n in zip(side, sizes, strict=True)]
+    bar = _progress_bar(len(jobs)) if progress else None
     if executor is None:
-        parts = [draw(system, data, s, n, batched) for data, s, n in jobs]
+        parts = []
+        for data, s, n in jobs:
+            parts.append(draw(system, data, s, n, batched))
+            if bar is not None:
+                bar.update(1)
     else:
         futures = [executor.submit(draw, system, data, s, n, batched) for data, s, n in jobs]
-        parts = [f.result() for f in futures]
+        parts = []
+        for f in futures:
+            parts.append(f.result())
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
     half = len(sizes)
     return np.concatenate(parts[:half]), np.concatenate(parts[half:])
+
+
+def _progress_bar(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="chunk", desc="audit draws", leave=False)
 
 
 def audit(
@@ -71,6 +89,7 @@ def audit(
     batched: bool = True,
     rng: RNGLike = None,
     executor: Executor | None = None,
+    progress: bool = False,
     name: str = "audit",
 ) -> AuditResult:
     """Test the claim that ``system`` is (epsilon, delta)-DP on ``pair``.
@@ -98,6 +117,8 @@ def audit(
         Runs chunks (250,000 draws, or 10,000 for non-batched systems) in parallel: a
         ``ProcessPoolExecutor`` for slow mechanisms, or a ``dask.distributed.Client`` for
         a cluster (the system must then be picklable).
+    progress : bool, default False
+        Show a progress bar (tqdm) over the chunks of draws.
 
     Returns
     -------
@@ -121,7 +142,7 @@ def audit(
     total = n + int(n * frac)
     chunks = max(1, math.ceil(total / (_CHUNK if batched else _CHUNK_SINGLE)))
     sizes = [total // chunks + (1 if i < total % chunks else 0) for i in range(chunks)]
-    first, second = _both_sides(system, pair, root, sizes, batched, executor)
+    first, second = _both_sides(system, pair, root, sizes, batched, executor, progress)
     select = total - n
     chooser = distinguisher or choose(first[:select])
     rule = chooser.fit(first[:select], second[:select], delta=dlt, confidence=conf)
@@ -129,6 +150,44 @@ def audit(
     hits_second = int(np.sum(rule.contains(second[select:])))
     hits, other = (hits_second, hits_first) if rule.swapped else (hits_first, hits_second)
     bound = float(epsilon_lower_bound(hits, n, other, n, delta=dlt, confidence=conf))
+    mu = gdp_mu_lower_bound(hits, n, other, n, confidence=conf)
     return AuditResult(name=name, claim_epsilon=eps, claim_delta=dlt, lower_bound=bound,
                        confidence=conf, trials=n, hits=hits, hits_other=other,
-                       rule=rule.description, distinguisher=chooser.name)
+                       rule=rule.description, distinguisher=chooser.name, gdp_mu_lower=mu)
+
+
+def search_pairs(
+    system: Callable[..., Any],
+    candidates: list[NeighbouringPair],
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    trials: int = 1_000_000,
+    screening_trials: int = 20_000,
+    confidence: float = 0.95,
+    rng: RNGLike = None,
+    name: str = "audit",
+    **kwargs: Any,
+) -> tuple[NeighbouringPair, AuditResult]:
+    """Find the candidate pair on which ``system`` leaks most, then audit it afresh.
+
+    Every candidate is screened with ``screening_trials`` draws per side; the one with the
+    largest lower bound is audited again with ``trials`` fresh draws, so the final bound
+    needs no correction for the search. Returns the pair and that final result.
+    """
+    if not candidates:
+        raise check.fail("candidates", candidates, "a non-empty list of pairs",
+                         "search_pairs")
+    if isinstance(rng, np.random.SeedSequence):
+        root = rng
+    else:
+        root = np.random.SeedSequence(int(rng.integers(2**63)) if isinstance(
+            rng, np.random.Generator) else rng)
+    screen_seeds = root.spawn(len(candidates) + 1)
+    screened = [audit(system, pair, epsilon=epsilon, delta=delta, trials=screening_trials,
+                      confidence=confidence, rng=seed, name=name, **kwargs)
+                for pair, seed in zip(candidates, screen_seeds, strict=False)]
+    best = int(np.argmax([r.lower_bound for r in screened]))
+    final = audit(system, candidates[best], epsilon=epsilon, delta=delta, trials=trials,
+                  confidence=confidence, rng=screen_seeds[-1], name=name, **kwargs)
+    return candidates[best], final

@@ -69,6 +69,15 @@ def test_process_pool_gives_the_same_result():
     assert pooled == local
 
 
+def test_progress_bar_does_not_change_the_result(capsys):
+    """progress=True draws a bar on stderr and gives the same result."""
+    case = CASES["laplace"](1.0)
+    quiet = audit(case.system, case.pair, epsilon=1.0, trials=300_000, rng=6)
+    shown = audit(case.system, case.pair, epsilon=1.0, trials=300_000, rng=6, progress=True)
+    assert shown == quiet
+    assert "audit draws" in capsys.readouterr().err
+
+
 def test_report_tables():
     """Text and markdown tables list every result with its verdict."""
     case = CASES["laplace"](1.0)
