@@ -10,7 +10,8 @@ statistical validity (Jagielski, Ullman, Oprea 2020, Section 4).
   ratio is at least r;
 * :class:`Projection` for vector outputs: a learned linear statistic (Fisher's
   discriminant on the selection split, in the spirit of DP-Sniper, Bichsel et al. 2021),
-  then a threshold on it.
+  then a threshold on it;
+* :class:`Best` of several, judged on held-out selection draws.
 
 Each picks, among its candidate sets, the one with the largest Clopper-Pearson lower
 bound on the selection split.
@@ -30,7 +31,7 @@ from numpy.typing import NDArray
 
 from privkit.audits.lower_bounds import epsilon_lower_bound
 
-__all__ = ["Distinguisher", "Histogram", "Projection", "Rule", "Threshold", "choose"]
+__all__ = ["Best", "Distinguisher", "Histogram", "Projection", "Rule", "Threshold", "choose"]
 
 
 @attrs.frozen
@@ -159,13 +160,43 @@ class Projection(Distinguisher):
                     swapped=inner.swapped)
 
 
+class Best(Distinguisher):
+    """Fit each candidate on 3/4 of the selection draws, score it on the held-out 1/4, and
+    keep the best rule: guards against a flexible distinguisher (a histogram over many
+    rare values) overfitting the selection split."""
+
+    def __init__(self, *candidates: Distinguisher) -> None:
+        self.candidates = candidates
+        self.name = "best of " + ", ".join(c.name for c in candidates)
+
+    def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
+            confidence: float) -> Rule:
+        cut_a, cut_b = (3 * len(first)) // 4, (3 * len(second)) // 4
+        best: tuple[float, Rule | None] = (-1.0, None)
+        for candidate in self.candidates:
+            rule = candidate.fit(first[:cut_a], second[:cut_b], delta=delta,
+                                 confidence=confidence)
+            a = int(np.sum(rule.contains(first[cut_a:])))
+            b = int(np.sum(rule.contains(second[cut_b:])))
+            hits, other = (b, a) if rule.swapped else (a, b)
+            n_h, n_o = ((len(second) - cut_b, len(first) - cut_a) if rule.swapped
+                        else (len(first) - cut_a, len(second) - cut_b))
+            score = float(epsilon_lower_bound(hits, n_h, other, n_o, delta=delta,
+                                              confidence=confidence))
+            if score > best[0]:
+                best = (score, rule)
+        assert best[1] is not None
+        return best[1]
+
+
 def choose(outputs: NDArray[Any]) -> Distinguisher:
-    """The default distinguisher for these outputs (one row per draw)."""
+    """The default distinguisher for these outputs (one row per draw): a projection for
+    vectors, a threshold for real numbers, and the better (on held-out draws) of a
+    threshold and a histogram for integers."""
     x = np.asarray(outputs)
     if x.ndim > 1 and x[0].size > 1:
         return Projection()
     flat = x.reshape(len(x))
-    discrete = np.issubdtype(flat.dtype, np.integer) or np.issubdtype(flat.dtype, np.bool_)
-    if discrete and np.unique(flat[: min(len(flat), 20_000)]).size <= 200:
-        return Histogram()
+    if np.issubdtype(flat.dtype, np.integer) or np.issubdtype(flat.dtype, np.bool_):
+        return Best(Threshold(), Histogram())
     return Threshold()
