@@ -153,7 +153,8 @@ def audit(
     mu = gdp_mu_lower_bound(hits, n, other, n, confidence=conf)
     return AuditResult(name=name, claim_epsilon=eps, claim_delta=dlt, lower_bound=bound,
                        confidence=conf, trials=n, hits=hits, hits_other=other,
-                       rule=rule.description, distinguisher=chooser.name, gdp_mu_lower=mu)
+                       rule=rule.description, distinguisher=chooser.name, gdp_mu_lower=mu,
+                       pair=pair)
 
 
 def search_pairs(

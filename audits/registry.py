@@ -1,9 +1,10 @@
 """How to audit each built-in mechanism on a worst-case pair, at a given epsilon.
 
-``CASES[name](epsilon)`` builds the mechanism calibrated to ``epsilon`` (at delta 1e-5 for
-approximate-DP mechanisms), a batched system that draws its outputs, the neighbouring pair
-on which its privacy loss is largest, and the claim to test. Algorithms register their
-own cases here as they arrive (:func:`register`).
+``CASES[name](epsilon, delta)`` builds the mechanism calibrated to ``epsilon`` (and, for
+approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), a batched
+system that draws its outputs, the neighbouring pair on which its privacy loss is
+largest, and the claim to test. Algorithms register their own cases here as they arrive
+(:func:`register`).
 
 .. versionadded:: 0.1.0
 """
@@ -37,11 +38,11 @@ class AuditCase:
     delta: float
 
 
-CASES: dict[str, Callable[[float], AuditCase]] = {}
+CASES: dict[str, Callable[..., AuditCase]] = {}
 
 
-def register(name: str, build: Callable[[float], AuditCase]) -> None:
-    """Make ``privkit audit NAME`` run ``build(epsilon)``."""
+def register(name: str, build: Callable[..., AuditCase]) -> None:
+    """Make ``privkit audit NAME`` run ``build(epsilon, delta)``."""
     CASES[name] = build
 
 
@@ -52,7 +53,7 @@ def _simulating(mechanism: Any, **kwargs: Any) -> Callable[[Any, np.random.Gener
     return system
 
 
-def _laplace(eps: float) -> AuditCase:
+def _laplace(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.mechanisms import Laplace
 
     m = Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
@@ -60,15 +61,15 @@ def _laplace(eps: float) -> AuditCase:
                      eps, 0.0)
 
 
-def _gaussian(eps: float) -> AuditCase:
+def _gaussian(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.mechanisms import Gaussian
 
-    m = Gaussian.for_approx_dp(eps, AUDIT_DELTA, sensitivity=1.0, relation=A)
+    m = Gaussian.for_approx_dp(eps, delta, sensitivity=1.0, relation=A)
     return AuditCase(_simulating(m), NeighbouringPair(first=0.0, second=1.0, relation=A),
-                     eps, AUDIT_DELTA)
+                     eps, delta)
 
 
-def _l2_laplace(eps: float) -> AuditCase:
+def _l2_laplace(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.mechanisms import L2Laplace
 
     m = L2Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
@@ -77,14 +78,14 @@ def _l2_laplace(eps: float) -> AuditCase:
                                                       relation=A), eps, 0.0)
 
 
-def _discrete_laplace(eps: float) -> AuditCase:
+def _discrete_laplace(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.mechanisms import DiscreteLaplace
 
     m = DiscreteLaplace.for_epsilon(eps, sensitivity=1.0, relation=A)
     return AuditCase(_simulating(m), NeighbouringPair(first=0, second=1, relation=A), eps, 0.0)
 
 
-def _discrete_gaussian(eps: float) -> AuditCase:
+def _discrete_gaussian(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.guarantees import ZCDP
     from privkit.mechanisms import DiscreteGaussian
 
@@ -92,14 +93,14 @@ def _discrete_gaussian(eps: float) -> AuditCase:
     lo, hi = 0.0, eps
     for _ in range(100):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if ZCDP(rho=mid).epsilon(AUDIT_DELTA) <= eps else (lo, mid)
+        lo, hi = (mid, hi) if ZCDP(rho=mid).epsilon(delta) <= eps else (lo, mid)
     m = DiscreteGaussian.for_zcdp(lo, sensitivity=1.0, relation=A)
     return AuditCase(_simulating(m), NeighbouringPair(first=0, second=1, relation=A),
-                     eps, AUDIT_DELTA)
+                     eps, delta)
 
 
-def _selection(kind: str) -> Callable[[float], AuditCase]:
-    def build(eps: float) -> AuditCase:
+def _selection(kind: str) -> Callable[..., AuditCase]:
+    def build(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
         import privkit.mechanisms as mechanisms
 
         m = getattr(mechanisms, kind).for_epsilon(eps, sensitivity=1.0, relation=R)
@@ -111,7 +112,7 @@ def _selection(kind: str) -> Callable[[float], AuditCase]:
     return build
 
 
-def _randomized_response(eps: float) -> AuditCase:
+def _randomized_response(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.mechanisms import RandomizedResponse
 
     m = RandomizedResponse.for_epsilon(eps, n_categories=3)
@@ -122,7 +123,7 @@ def _randomized_response(eps: float) -> AuditCase:
     return AuditCase(system, NeighbouringPair(first=0, second=1, relation=R), eps, 0.0)
 
 
-def _sparse_vector(eps: float) -> AuditCase:
+def _sparse_vector(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.mechanisms import SparseVector
 
     m = SparseVector.for_epsilon(eps, sensitivity=1.0, relation=A)
@@ -134,10 +135,10 @@ def _sparse_vector(eps: float) -> AuditCase:
                                               relation=A), eps, 0.0)
 
 
-def _analyze_gauss(eps: float) -> AuditCase:
+def _analyze_gauss(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.mechanisms import AnalyzeGauss
 
-    m = AnalyzeGauss.for_approx_dp(eps, AUDIT_DELTA, row_norm_bound=1.0, relation=A)
+    m = AnalyzeGauss.for_approx_dp(eps, delta, row_norm_bound=1.0, relation=A)
 
     def system(value: Any, rng: np.random.Generator, size: int) -> Any:
         return m.simulate(value, rng=rng, size=size)[:, 0, 0]  # the changed entry
@@ -145,7 +146,7 @@ def _analyze_gauss(eps: float) -> AuditCase:
     e1 = np.zeros((3, 3))
     e1[0, 0] = 1.0
     return AuditCase(system, NeighbouringPair(first=np.zeros((3, 3)), second=e1, relation=A),
-                     eps, AUDIT_DELTA)
+                     eps, delta)
 
 
 for _name, _build in {

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -37,6 +37,8 @@ class AuditResult:
     rule : str
         The rejection set, e.g. ``x > 3.1``.
     distinguisher : str
+    pair : NeighbouringPair
+        The pair that was attacked.
     gdp_mu_lower : float
         The f-DP (Gaussian) lower bound on mu from the same counts (Nasr et al. 2023),
         valid only under the assumption that the mechanism is Gaussian-like.
@@ -56,6 +58,7 @@ class AuditResult:
     rule: str
     distinguisher: str
     gdp_mu_lower: float = 0.0
+    pair: Any = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def gdp_epsilon_lower(self) -> float:

@@ -51,6 +51,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="mechanisms to audit (default: all registered)")
     audit.add_argument("--epsilon", type=float, default=1.0,
                        help="the epsilon each mechanism is calibrated to (default 1)")
+    audit.add_argument("--delta", type=float, default=1e-5,
+                       help="the delta approximate-DP mechanisms are calibrated to (default "
+                       "1e-5; pure mechanisms are audited at delta 0)")
     audit.add_argument("--trials", type=int, default=1_000_000,
                        help="draws per side (default 10^6)")
     audit.add_argument("--confidence", type=float, default=0.95,
@@ -105,7 +108,7 @@ def _audit(args: argparse.Namespace) -> int:
         raise fail("NAME", unknown[0], f"one of {', '.join(sorted(CASES))}", "privkit audit")
     results = []
     for i, name in enumerate(names):
-        case = CASES[name](args.epsilon)
+        case = CASES[name](args.epsilon, args.delta)
         results.append(audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                              trials=args.trials, confidence=args.confidence,
                              rng=np.random.SeedSequence([args.seed, i]), name=name))
