@@ -1,11 +1,27 @@
 """privkit.algorithms: private learning algorithms composed from mechanism blocks.
 
-The private SVM family of the source papers (ERM by output and objective perturbation,
-DP-PCA, federated SVMs, kernel methods, LP-SVMs) lands here; each estimator declares its
-plan before fitting and reports ``guarantee_`` next to its paper's ``paper_claim_``.
-This release ships no algorithm yet.
+Estimators follow scikit-learn's conventions (``fit``, ``predict``, ``get_params``), take
+``epsilon`` as the total budget and ``random_state``, expose ``plan(n_samples,
+n_features)`` before fitting, and after fitting ``guarantee_`` (privkit's accountant on
+what ran), ``ledger_``, ``plan_`` and ``paper_claim_`` (the source paper's claim).
+
+====================================  ==================================================
+estimator                             source
+====================================  ==================================================
+``OutputPerturbationClassifier``      Chaudhuri et al. 2011 Alg. 1; seed 003 Alg. 1
+``ObjectivePerturbationClassifier``   Chaudhuri et al. 2011 Alg. 2; seed 003 Alg. 2,
+                                      seed 004 Alg. 3
+====================================  ==================================================
+
+scikit-learn is imported by these modules only.
 
 .. versionadded:: 0.1.0
 """
 
-__all__: list[str] = []
+from privkit.algorithms.erm import (
+    ObjectivePerturbationClassifier,
+    OutputPerturbationClassifier,
+    solve_erm,
+)
+
+__all__ = ["ObjectivePerturbationClassifier", "OutputPerturbationClassifier", "solve_erm"]

@@ -36,6 +36,9 @@ class AuditCase:
     pair: NeighbouringPair
     epsilon: float
     delta: float
+    #: Cap on draws per side for slow systems (each draw of objective perturbation solves
+    #: an optimisation problem); ``privkit audit`` uses the smaller of this and --trials.
+    max_trials: int | None = None
 
 
 CASES: dict[str, Callable[..., AuditCase]] = {}
@@ -149,6 +152,48 @@ def _analyze_gauss(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
                      eps, delta)
 
 
+def _erm_pair() -> NeighbouringPair:
+    """Twenty rows; the neighbour replaces the first row's label and direction."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(20, 2))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y = np.where(x[:, 0] > 0, 1.0, -1.0)
+    first = np.column_stack([x, y])
+    second = first.copy()
+    second[0] = [-x[0, 0], -x[0, 1], -y[0]]
+    return NeighbouringPair(first=first, second=second, relation=R)
+
+
+def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+    from privkit.algorithms import OutputPerturbationClassifier, solve_erm
+    from privkit.algorithms._losses import MarginLoss
+
+    clf = OutputPerturbationClassifier(epsilon=eps, regularization=0.1)
+    block = clf.plan(20, 2)
+
+    def system(rows: Any, rng: np.random.Generator, size: int) -> Any:
+        w = solve_erm(rows[:, :2], rows[:, 2], MarginLoss("huber"), clf.regularization)
+        return block.simulate(w, rng=rng, size=size)  # type: ignore[union-attr]
+
+    return AuditCase(system, _erm_pair(), eps, 0.0)
+
+
+def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+    from privkit.algorithms import ObjectivePerturbationClassifier, solve_erm
+    from privkit.algorithms._losses import MarginLoss
+
+    clf = ObjectivePerturbationClassifier(epsilon=eps, regularization=0.1)
+    block = clf.plan(20, 2)
+
+    def system(rows: Any, rng: np.random.Generator, size: int) -> Any:
+        noise = block.simulate(2, rng=rng, size=size)  # type: ignore[union-attr]
+        lam = clf.regularization + block.extra_regularization  # type: ignore[union-attr]
+        return np.array([solve_erm(rows[:, :2], rows[:, 2], MarginLoss("huber"), lam,
+                                   linear=b / 20) for b in noise])
+
+    return AuditCase(system, _erm_pair(), eps, 0.0, max_trials=3_000)
+
+
 for _name, _build in {
     "laplace": _laplace,
     "gaussian": _gaussian,
@@ -161,5 +206,7 @@ for _name, _build in {
     "randomized_response": _randomized_response,
     "sparse_vector": _sparse_vector,
     "analyze_gauss": _analyze_gauss,
+    "output_perturbation": _output_perturbation,
+    "objective_perturbation": _objective_perturbation,
 }.items():
     register(_name, _build)

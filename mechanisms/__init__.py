@@ -18,6 +18,7 @@ PermuteAndFlip               pure
 RandomizedResponse           pure, exact RDP (binary and k-ary, local)
 SparseVector                 pure (Lyu, Su, Li 2017 Algorithm 1)
 AnalyzeGauss                 exact GDP on a symmetric second-moment matrix
+ObjectivePerturbation        pure (Chaudhuri et al. 2011, Theorem 9)
 ===========================  ==========================================================
 
 .. versionadded:: 0.1.0
@@ -32,6 +33,7 @@ from privkit.mechanisms.histogram import counts, histogram_sensitivity
 from privkit.mechanisms.l2_laplace import L2Laplace
 from privkit.mechanisms.laplace import Laplace
 from privkit.mechanisms.noisy_max import PermuteAndFlip, ReportNoisyMax
+from privkit.mechanisms.objective_perturbation import ObjectivePerturbation
 from privkit.mechanisms.randomized_response import RandomizedResponse, randomized_response_rdp
 from privkit.mechanisms.sparse_vector import ABOVE, BELOW, NOT_ANSWERED, SparseVector
 
@@ -46,6 +48,7 @@ __all__ = [
     "Gaussian",
     "L2Laplace",
     "Laplace",
+    "ObjectivePerturbation",
     "PermuteAndFlip",
     "RandomizedResponse",
     "ReportNoisyMax",

@@ -109,8 +109,9 @@ def _audit(args: argparse.Namespace) -> int:
     results = []
     for i, name in enumerate(names):
         case = CASES[name](args.epsilon, args.delta)
+        trials = min(args.trials, case.max_trials or args.trials)
         results.append(audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
-                             trials=args.trials, confidence=args.confidence,
+                             trials=trials, confidence=args.confidence,
                              rng=np.random.SeedSequence([args.seed, i]), name=name))
         print(f"  {results[-1]}", file=sys.stderr, flush=True)
     print(report(results))

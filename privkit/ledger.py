@@ -151,6 +151,15 @@ class Ledger:
         with self._lock:
             return len(self._entries)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The entries only: the lock and the active-context token are not state."""
+        return {"_entries": self.entries}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._entries = list(state["_entries"])
+        self._lock = threading.Lock()
+        self._token = None
+
     def __repr__(self) -> str:
         return f"Ledger({len(self)} entries)"
 

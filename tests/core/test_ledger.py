@@ -77,6 +77,19 @@ def test_threads_have_their_own_ledgers():
     assert ledger.count(LAP) == 1
 
 
+def test_ledger_pickles_with_its_entries():
+    """A ledger (e.g. an estimator's ledger_) round-trips through pickle."""
+    import pickle
+
+    with Ledger() as ledger:
+        LAP.release(0.0, rng=0, size=3)
+    copy = pickle.loads(pickle.dumps(ledger))
+    assert copy.counts() == ledger.counts()
+    with copy:
+        GAU.release(0.0, rng=0)
+    assert copy.count(GAU) == 1
+
+
 def test_record_validates_count_and_ledger_refuses_reentry():
     """record(count=0) is refused; a ledger cannot be entered twice at once."""
     with pytest.raises(ValueError, match="`count` must be an integer >= 1"):

@@ -1,0 +1,124 @@
+"""The noise block of objective perturbation (Chaudhuri, Monteleoni, Sarwate 2011).
+
+.. versionadded:: 0.1.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privkit import _validation as check
+from privkit.guarantees import Guarantee, PureDP
+from privkit.ledger import record
+from privkit.mechanism import Mechanism, Size, as_size
+from privkit.neighbouring import Neighbouring, Norm, Sensitivity
+from privkit.rng import RNGLike, as_generator
+
+from ._validators import positive_finite
+from .l2_laplace import standard_l2_laplace
+
+__all__ = ["ObjectivePerturbation"]
+
+
+def _nonnegative(instance: Any, attribute: Any, value: Any) -> None:
+    check.nonnegative_finite(check.field_name(attribute), value, type(instance).__name__)
+
+
+@attrs.frozen(kw_only=True)
+class ObjectivePerturbation(Mechanism):
+    """Noise ``b`` with density ∝ exp(-||b|| / noise_scale) added to a regularised ERM
+    objective as ``b.w / n``, with extra regularisation ``extra_regularization / 2 ||w||^2``.
+
+    Parameters
+    ----------
+    noise_scale : float
+        ``2 / eps'`` in the paper's notation (``beta = eps' / 2``).
+    curvature : float
+        c, a bound on the loss's second derivative (Huber: ``1 / (2h)``; logistic: 1/4).
+    n_samples : int
+        n, the number of training rows.
+    regularization, extra_regularization : float
+        Lambda > 0 and the added Delta >= 0.
+
+    Notes
+    -----
+    Chaudhuri, Monteleoni, Sarwate 2011 (JMLR 12), Algorithm 2 and Theorem 9, for a
+    convex, twice-differentiable loss with ``|l'| <= 1`` and ``|l''| <= c`` and rows of norm
+    at most 1, under REPLACE_ONE: the minimiser is eps-DP with
+    ``eps = eps' + log(1 + 2c / (n (Lambda + Delta)) + c^2 / (n^2 (Lambda + Delta)^2))``.
+    ``release(dimension)`` draws ``b``; the estimator minimises the perturbed objective.
+    """
+
+    kind: ClassVar[str] = "objective_perturbation"
+
+    noise_scale: float = attrs.field(validator=positive_finite)
+    curvature: float = attrs.field(validator=positive_finite)
+    n_samples: int = attrs.field(validator=check.attrs_validator(check.positive_int))
+    regularization: float = attrs.field(validator=positive_finite)
+    extra_regularization: float = attrs.field(default=0.0, validator=_nonnegative)
+
+    @classmethod
+    def for_epsilon(cls, epsilon: float, *, curvature: float, n_samples: int,
+                    regularization: float) -> ObjectivePerturbation:
+        """The paper's calibration (seed 003 Algorithm 2, lines 1-6): spend
+        ``eps' = eps - log(1 + 2c/(n Lambda) + c^2/(n Lambda)^2)`` on the noise if positive;
+        otherwise add ``Delta = c / (n (e^(eps/4) - 1)) - Lambda`` and use ``eps' = eps / 2``."""
+        owner = "ObjectivePerturbation.for_epsilon"
+        eps = check.positive_finite("epsilon", epsilon, owner)
+        c = check.positive_finite("curvature", curvature, owner)
+        n = check.positive_int("n_samples", n_samples, owner)
+        lam = check.positive_finite("regularization", regularization, owner)
+        x = c / (n * lam)
+        eps_prime = eps - 2.0 * math.log1p(x)
+        delta = 0.0
+        if eps_prime <= 0.0:
+            delta = c / (n * math.expm1(eps / 4.0)) - lam
+            eps_prime = eps / 2.0
+        return cls(noise_scale=2.0 / eps_prime, curvature=c, n_samples=n,
+                   regularization=lam, extra_regularization=max(delta, 0.0))
+
+    @property
+    def relation(self) -> Neighbouring:
+        """REPLACE_ONE, as in Chaudhuri et al.'s analysis."""
+        return Neighbouring.REPLACE_ONE
+
+    @property
+    def sensitivity(self) -> Sensitivity:  # type: ignore[override]
+        """Rows are assumed to have L2 norm at most 1 (a public bound)."""
+        return Sensitivity(value=1.0, norm=Norm.L2, relation=Neighbouring.REPLACE_ONE)
+
+    def guarantees(self) -> tuple[Guarantee, ...]:
+        eps_prime = 2.0 / self.noise_scale
+        x = self.curvature / (self.n_samples * (self.regularization + self.extra_regularization))
+        return (PureDP(epsilon=eps_prime + 2.0 * math.log1p(x)),)
+
+    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
+                ) -> NDArray[np.float64]:
+        """Draw the noise vector ``b`` of dimension ``value`` (an int)."""
+        out = self.simulate(value, rng=rng, size=size)
+        record(self, math.prod(as_size(size, "ObjectivePerturbation.release")))
+        return out
+
+    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
+                 ) -> NDArray[np.float64]:
+        owner = "ObjectivePerturbation.release"
+        d = check.positive_int("value", value, owner)
+        shape = (*as_size(size, owner), d)
+        gen = as_generator(rng, owner=owner)
+        noise: NDArray[np.float64] = self.noise_scale * standard_l2_laplace(gen, shape, 1)
+        return noise
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"objective_perturbation": {
+            "noise_scale": self.noise_scale, "curvature": self.curvature,
+            "n_samples": self.n_samples, "regularization": self.regularization,
+            "extra_regularization": self.extra_regularization}}
+
+    def __str__(self) -> str:
+        return (f"ObjectivePerturbation(n={self.n_samples}, Λ={self.regularization:g}, "
+                f"c={self.curvature:g}): {self.guarantee()}")
