@@ -11,6 +11,9 @@ estimator                             source
 ``OutputPerturbationClassifier``      Chaudhuri et al. 2011 Alg. 1; seed 003 Alg. 1
 ``ObjectivePerturbationClassifier``   Chaudhuri et al. 2011 Alg. 2; seed 003 Alg. 2,
                                       seed 004 Alg. 3
+``DPPCA``                             seed 004 Alg. 2 (Analyze Gauss, Dwork et al. 2014)
+``DPDRDPMLClassifier``                seed 004 Alg. 3
+``FedDPDRDPMLClassifier``             seed 004 Alg. 1 (Participant / Server roles)
 ====================================  ==================================================
 
 scikit-learn is imported by these modules only.
@@ -21,7 +24,21 @@ scikit-learn is imported by these modules only.
 from privkit.algorithms.erm import (
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
+    clipped_rows,
     solve_erm,
 )
+from privkit.algorithms.federated import FedDPDRDPMLClassifier, Participant, Server
+from privkit.algorithms.pca import DPPCA, DPDRDPMLClassifier, private_subspace
 
-__all__ = ["ObjectivePerturbationClassifier", "OutputPerturbationClassifier", "solve_erm"]
+__all__ = [
+    "DPPCA",
+    "DPDRDPMLClassifier",
+    "FedDPDRDPMLClassifier",
+    "ObjectivePerturbationClassifier",
+    "OutputPerturbationClassifier",
+    "Participant",
+    "Server",
+    "clipped_rows",
+    "private_subspace",
+    "solve_erm",
+]

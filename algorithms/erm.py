@@ -27,9 +27,34 @@ from privkit.plan import Block, Repeat
 
 from ._losses import MarginLoss
 
-__all__ = ["ObjectivePerturbationClassifier", "OutputPerturbationClassifier", "solve_erm"]
+__all__ = [
+    "ObjectivePerturbationClassifier",
+    "OutputPerturbationClassifier",
+    "clipped_rows",
+    "solve_erm",
+]
 
 R = Neighbouring.REPLACE_ONE
+
+
+def clipped_rows(X: NDArray[np.float64], row_norm_bound: float, *, clip: bool = True,
+                 owner: str = "clipped_rows") -> NDArray[np.float64]:
+    """Rows divided by the public bound, so that every row has norm at most 1; rows
+    beyond the bound are scaled back onto it (``clip=True``) or refused.
+
+    The bound is a public parameter: nothing here is derived from the data, which would
+    need a privacy budget of its own.
+    """
+    Z = X / row_norm_bound
+    norms = np.linalg.norm(Z, axis=1)
+    if np.any(norms > 1.0 + 1e-12):
+        if not clip:
+            worst = float(norms.max() * row_norm_bound)
+            raise check.fail("X", f"a row of L2 norm {worst:.6g}",
+                             f"rows of norm at most row_norm_bound={row_norm_bound}", owner,
+                             "clip them (clip=True) or raise the bound")
+        Z = Z / np.maximum(norms, 1.0)[:, None]
+    return Z
 
 
 def solve_erm(X: NDArray[np.float64], y: NDArray[np.float64], loss: MarginLoss,
@@ -106,19 +131,6 @@ class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def _bounded(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Rows scaled by the public bound; rows beyond it clipped or refused."""
-        Z = X / self.row_norm_bound
-        norms = np.linalg.norm(Z, axis=1)
-        if np.any(norms > 1.0 + 1e-12):
-            if not self.clip:
-                worst = float(norms.max() * self.row_norm_bound)
-                raise check.fail("X", f"a row of L2 norm {worst:.6g}",
-                                 f"rows of norm at most row_norm_bound={self.row_norm_bound}",
-                                 type(self).__name__, "clip them (clip=True) or raise the bound")
-            Z = Z / np.maximum(norms, 1.0)[:, None]
-        return Z
-
     def fit(self, X: Any, y: Any) -> _PrivateLinearClassifier:
         """Fit privately; afterwards ``guarantee_``, ``ledger_``, ``plan_``, ``paper_claim_``."""
         loss = self._validated()
@@ -129,7 +141,7 @@ class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[
             raise check.fail("y", f"{self.classes_.size} class", "at least 2 classes",
                              type(self).__name__)
         n, d = X.shape
-        Z = self._bounded(X)
+        Z = clipped_rows(X, self.row_norm_bound, clip=self.clip, owner=type(self).__name__)
         plan = self.plan(n, d, self.classes_.size)
         rng = np.random.default_rng(self.random_state)
         targets = ([self.classes_[1]] if self.classes_.size == 2 else list(self.classes_))

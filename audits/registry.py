@@ -194,6 +194,24 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
     return AuditCase(system, _erm_pair(), eps, 0.0, max_trials=3_000)
 
 
+def _dp_pca(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+    from privkit.algorithms import DPPCA
+
+    block = DPPCA(1, epsilon=eps, delta=delta).plan(10, 3)
+    rng = np.random.default_rng(1)
+    rows = rng.normal(size=(10, 3)) * [1.0, 0.8, 0.6]
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    other = rows.copy()
+    other[0] = np.cross(rows[0], rows[1]) / np.linalg.norm(np.cross(rows[0], rows[1]))
+
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        noisy = block.simulate(data.T @ data, rng=rng, size=size)
+        top = np.linalg.eigh(noisy)[1][:, :, -1]
+        return np.abs(top)  # the released direction, up to its meaningless sign
+
+    return AuditCase(system, NeighbouringPair(first=rows, second=other, relation=R), eps, delta)
+
+
 for _name, _build in {
     "laplace": _laplace,
     "gaussian": _gaussian,
@@ -208,5 +226,6 @@ for _name, _build in {
     "analyze_gauss": _analyze_gauss,
     "output_perturbation": _output_perturbation,
     "objective_perturbation": _objective_perturbation,
+    "dp_pca": _dp_pca,
 }.items():
     register(_name, _build)

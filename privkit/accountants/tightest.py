@@ -12,6 +12,7 @@ import attrs
 from privkit import _validation as check
 from privkit.accountant import Accountant
 from privkit.errors import UnsupportedPlanError
+from privkit.guarantees import ApproxDP, Guarantee, PureDP
 from privkit.plan import Block
 
 __all__ = ["AccountingResult", "tightest", "tightest_delta"]
@@ -49,6 +50,13 @@ class AccountingResult:
             rows.append(f"{name:<12} {value:>14.6g}{mark}")
         rows += [f"{name:<12} {'refused':>14}  ({why})" for name, why in self.refused.items()]
         return "\n".join(rows)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The result as a guarantee: ``PureDP`` at delta 0, else ``ApproxDP``."""
+        if self.delta == 0.0:
+            return PureDP(epsilon=max(self.epsilon, 5e-324))
+        return ApproxDP(epsilon=max(self.epsilon, 5e-324), delta=self.delta)
 
     @property
     def epsilon_was_target(self) -> bool:
