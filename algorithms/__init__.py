@@ -14,13 +14,16 @@ estimator                             source
 ``DPPCA``                             seed 004 Alg. 2 (Analyze Gauss, Dwork et al. 2014)
 ``DPDRDPMLClassifier``                seed 004 Alg. 3
 ``FedDPDRDPMLClassifier``             seed 004 Alg. 1 (Participant / Server roles)
+``DPSGDLinearSVM``                    DP-SGD through opacus (Abadi et al. 2016)
 ====================================  ==================================================
 
-scikit-learn is imported by these modules only.
+scikit-learn is imported by these modules only; torch and opacus when
+``DPSGDLinearSVM`` fits.
 
 .. versionadded:: 0.1.0
 """
 
+from privkit.algorithms.dpsgd import DPSGDLinearSVM
 from privkit.algorithms.erm import (
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
@@ -33,6 +36,7 @@ from privkit.algorithms.pca import DPPCA, DPDRDPMLClassifier, private_subspace
 __all__ = [
     "DPPCA",
     "DPDRDPMLClassifier",
+    "DPSGDLinearSVM",
     "FedDPDRDPMLClassifier",
     "ObjectivePerturbationClassifier",
     "OutputPerturbationClassifier",

@@ -212,6 +212,30 @@ def _dp_pca(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     return AuditCase(system, NeighbouringPair(first=rows, second=other, relation=R), eps, delta)
 
 
+def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+    from privkit.algorithms import DPSGDLinearSVM
+
+    rng = np.random.default_rng(2)
+    rows = rng.normal(size=(10, 2))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    labels = (rows[:, 0] > 0).astype(int)
+    first = np.column_stack([rows, labels])
+    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, sample_rate=0.5, epochs=2, learning_rate=1.0)
+    sigma = svm._sigma()
+
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        out = []
+        for seed in rng.integers(2**31, size=size):
+            fitted = svm.set_params(noise_multiplier=sigma, random_state=int(seed)).fit(
+                data[:, :2], data[:, 2].astype(int))
+            out.append(np.append(fitted.coef_.ravel(), fitted.intercept_))
+        return np.array(out)
+
+    # ADD_REMOVE: the neighbour lacks the first row (which carries both labels' signal)
+    pair = NeighbouringPair(first=first, second=first[1:], relation=A)
+    return AuditCase(system, pair, eps, delta, max_trials=100)
+
+
 for _name, _build in {
     "laplace": _laplace,
     "gaussian": _gaussian,
@@ -227,5 +251,6 @@ for _name, _build in {
     "output_perturbation": _output_perturbation,
     "objective_perturbation": _objective_perturbation,
     "dp_pca": _dp_pca,
+    "dp_sgd_svm": _dp_sgd_svm,
 }.items():
     register(_name, _build)

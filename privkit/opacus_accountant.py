@@ -29,19 +29,25 @@ from opacus.accountants.accountant import IAccountant
 from privkit import _validation as check
 from privkit.accountant import Accountant
 from privkit.accountants import PLDAccountant, tightest
+from privkit.ledger import record
 from privkit.mechanisms import Gaussian
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, PoissonSubsample, Repeat, Sequential
 
-__all__ = ["PrivkitAccountant", "noise_multiplier_for"]
+__all__ = ["PrivkitAccountant", "dp_sgd_plan", "noise_multiplier_for"]
+
+
+def _step_leaf(noise_multiplier: float) -> Gaussian:
+    """The Gaussian on the sum of clipped gradients of one step, in units of the clipping
+    norm: L2 sensitivity 1 under ADD_REMOVE, noise ``noise_multiplier``."""
+    return Gaussian(noise_scale=noise_multiplier,
+                    sensitivity=Sensitivity(value=1.0, norm=Norm.L2,
+                                            relation=Neighbouring.ADD_REMOVE))
 
 
 def _step_plan(noise_multiplier: float, sample_rate: float, steps: int) -> Block:
-    """``steps`` DP-SGD steps: Poisson subsampling of a Gaussian on clipped gradients
-    (L2 sensitivity 1 in units of the clipping norm, ADD_REMOVE)."""
-    gaussian = Gaussian(noise_scale=noise_multiplier,
-                        sensitivity=Sensitivity(value=1.0, norm=Norm.L2,
-                                                relation=Neighbouring.ADD_REMOVE))
+    """``steps`` DP-SGD steps: Poisson subsampling of :func:`_step_leaf`."""
+    gaussian = _step_leaf(noise_multiplier)
     block: Block = gaussian if sample_rate == 1.0 else PoissonSubsample(gaussian, sample_rate)
     return block if steps == 1 else Repeat(block, steps)
 
@@ -74,6 +80,7 @@ class PrivkitAccountant(IAccountant):  # type: ignore[misc]  # opacus is untyped
         """Record one optimisation step (called by opacus's optimizer hook)."""
         sigma = check.positive_finite("noise_multiplier", noise_multiplier, "step")
         q = check.rate("sample_rate", sample_rate, "step")
+        record(_step_leaf(sigma))  # every step that ran is in the active ledgers
         if self.history and self.history[-1][:2] == (sigma, q):
             self.history[-1] = (sigma, q, self.history[-1][2] + 1)
         else:
@@ -101,6 +108,14 @@ class PrivkitAccountant(IAccountant):  # type: ignore[misc]  # opacus is untyped
     @classmethod
     def mechanism(cls) -> str:
         return "privkit"
+
+
+def dp_sgd_plan(noise_multiplier: float, sample_rate: float, steps: int) -> Block:
+    """The plan of ``steps`` DP-SGD steps with Poisson rate ``sample_rate``."""
+    owner = "dp_sgd_plan"
+    sigma = check.positive_finite("noise_multiplier", noise_multiplier, owner)
+    q = check.rate("sample_rate", sample_rate, owner)
+    return _step_plan(sigma, q, check.positive_int("steps", steps, owner))
 
 
 def noise_multiplier_for(epsilon: float, delta: float, *, sample_rate: float, steps: int,

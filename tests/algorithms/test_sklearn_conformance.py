@@ -18,6 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from privkit.algorithms import (
     DPPCA,
     DPDRDPMLClassifier,
+    DPSGDLinearSVM,
     FedDPDRDPMLClassifier,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
@@ -37,7 +38,8 @@ EXPECTED = {
     [OutputPerturbationClassifier(random_state=0), ObjectivePerturbationClassifier(random_state=0),
      DPPCA(n_components=1, epsilon=1.0, random_state=0),
      DPDRDPMLClassifier(epsilon=20.0, n_components=1, random_state=0),
-     FedDPDRDPMLClassifier(epsilon=20.0, n_components=1, random_state=0)],
+     FedDPDRDPMLClassifier(epsilon=20.0, n_components=1, random_state=0),
+     DPSGDLinearSVM(epsilon=20.0, sample_rate=0.2, epochs=2, random_state=0)],
     expected_failed_checks=lambda est: EXPECTED.get(type(est).__name__, {}),
 )
 def test_sklearn_conformance(estimator, check):
