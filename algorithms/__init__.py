@@ -23,6 +23,7 @@ scikit-learn is imported by these modules only; torch and opacus when
 .. versionadded:: 0.1.0
 """
 
+from privkit.algorithms.datasets import load_adult, load_csv
 from privkit.algorithms.dpsgd import DPSGDLinearSVM
 from privkit.algorithms.erm import (
     ObjectivePerturbationClassifier,
@@ -43,6 +44,8 @@ __all__ = [
     "Participant",
     "Server",
     "clipped_rows",
+    "load_adult",
+    "load_csv",
     "private_subspace",
     "solve_erm",
 ]

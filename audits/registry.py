@@ -212,6 +212,51 @@ def _dp_pca(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     return AuditCase(system, NeighbouringPair(first=rows, second=other, relation=R), eps, delta)
 
 
+def _pipeline_pair() -> NeighbouringPair:
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(12, 3)) * [1.0, 0.7, 0.4]
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    labels = (rows[:, 0] > 0).astype(float)
+    first = np.column_stack([rows, labels])
+    second = first.copy()
+    second[0] = [-rows[0, 0], -rows[0, 1], -rows[0, 2], 1.0 - labels[0]]
+    return NeighbouringPair(first=first, second=second, relation=R)
+
+
+def _dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+    from privkit.algorithms import DPDRDPMLClassifier
+
+    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2, regularization=0.1)
+
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        out = []
+        for seed in rng.integers(2**31, size=size):
+            fitted = model.set_params(random_state=int(seed)).fit(data[:, :3],
+                                                                 data[:, 3].astype(int))
+            out.append(fitted.decision_function(np.eye(3)))  # the released map on a basis
+        return np.array(out)
+
+    return AuditCase(system, _pipeline_pair(), eps, delta, max_trials=500)
+
+
+def _fed_dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+    from privkit.algorithms import FedDPDRDPMLClassifier
+
+    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2,
+                                  regularization=0.1)
+    ids = np.arange(12) % 2  # two participants; the changed row belongs to the first
+
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        out = []
+        for seed in rng.integers(2**31, size=size):
+            fitted = model.set_params(random_state=int(seed)).fit(
+                data[:, :3], data[:, 3].astype(int), participant=ids)
+            out.append(fitted.decision_function(np.eye(3)))
+        return np.array(out)
+
+    return AuditCase(system, _pipeline_pair(), eps, delta, max_trials=300)
+
+
 def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import DPSGDLinearSVM
 
@@ -252,5 +297,7 @@ for _name, _build in {
     "objective_perturbation": _objective_perturbation,
     "dp_pca": _dp_pca,
     "dp_sgd_svm": _dp_sgd_svm,
+    "dpdr_dpml": _dpdr_dpml,
+    "fed_dpdr_dpml": _fed_dpdr_dpml,
 }.items():
     register(_name, _build)
