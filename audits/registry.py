@@ -153,14 +153,15 @@ def _analyze_gauss(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
 
 
 def _erm_pair() -> NeighbouringPair:
-    """Twenty rows; the neighbour replaces the first row's label and direction."""
+    """Twenty rows; the neighbour flips the first row's label (flipping its direction
+    too would leave y x, hence the loss, unchanged)."""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(20, 2))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     y = np.where(x[:, 0] > 0, 1.0, -1.0)
     first = np.column_stack([x, y])
     second = first.copy()
-    second[0] = [-x[0, 0], -x[0, 1], -y[0]]
+    second[0, 2] = -y[0]
     return NeighbouringPair(first=first, second=second, relation=R)
 
 
@@ -218,8 +219,11 @@ def _pipeline_pair() -> NeighbouringPair:
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
     labels = (rows[:, 0] > 0).astype(float)
     first = np.column_stack([rows, labels])
+    # the neighbour's first row is orthogonal to the original (x x^T and y x both change;
+    # a sign flip of x would change neither) with the other label
+    other = np.cross(rows[0], rows[1])
     second = first.copy()
-    second[0] = [-rows[0, 0], -rows[0, 1], -rows[0, 2], 1.0 - labels[0]]
+    second[0] = [*(other / np.linalg.norm(other)), 1.0 - labels[0]]
     return NeighbouringPair(first=first, second=second, relation=R)
 
 
