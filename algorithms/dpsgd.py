@@ -11,10 +11,9 @@ import warnings
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from privkit import _validation as check
 from privkit.accountants import tightest
@@ -22,10 +21,12 @@ from privkit.guarantees import ApproxDP, Guarantee
 from privkit.ledger import Ledger
 from privkit.plan import Block
 
+from .erm import LinearModel
+
 __all__ = ["DPSGDLinearSVM"]
 
 
-class DPSGDLinearSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Linear SVM (hinge or Huber loss, one-vs-rest logits for several classes) trained
     with DP-SGD: Poisson sampling, per-example clipping to ``max_grad_norm``, Gaussian
     noise (Abadi et al. 2016), through opacus's ``PrivacyEngine``.
@@ -163,18 +164,5 @@ class DPSGDLinearSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)
         return self
 
-    def decision_function(self, X: Any) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores: NDArray[np.float64] = X @ self.coef_.T + self.intercept_
-        return scores[:, 0] if self.coef_.shape[0] == 1 else scores
-
-    def predict(self, X: Any) -> NDArray[Any]:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            labels: NDArray[Any] = np.where(scores > 0, self.classes_[1], self.classes_[0])
-            return labels
-        result: NDArray[Any] = self.classes_[np.argmax(scores, axis=1)]
-        return result
 
 

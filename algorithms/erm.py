@@ -82,7 +82,35 @@ def solve_erm(X: NDArray[np.float64], y: NDArray[np.float64], loss: MarginLoss,
     return solution
 
 
-class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+def labels_from_scores(scores: NDArray[np.float64], classes: NDArray[Any]) -> NDArray[Any]:
+    """Class labels from decision scores: the sign for two classes (one score per row),
+    the largest score for one-vs-rest (one column per class)."""
+    if scores.ndim == 1:
+        labels: NDArray[Any] = np.where(scores > 0, classes[1], classes[0])
+        return labels
+    result: NDArray[Any] = classes[np.argmax(scores, axis=1)]
+    return result
+
+
+class LinearModel:
+    """``decision_function`` and ``predict`` of a fitted linear classifier with
+    ``coef_`` (one row per binary problem), ``intercept_`` and ``classes_``."""
+
+    coef_: NDArray[np.float64]
+    intercept_: NDArray[np.float64]
+    classes_: NDArray[Any]
+
+    def decision_function(self, X: Any) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        scores: NDArray[np.float64] = X @ self.coef_.T + self.intercept_
+        return scores[:, 0] if self.coef_.shape[0] == 1 else scores
+
+    def predict(self, X: Any) -> NDArray[Any]:
+        return labels_from_scores(self.decision_function(X), self.classes_)
+
+
+class _PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared machinery: validation, bounds, one-vs-rest, plan, ledger, guarantee."""
 
     _method: ClassVar[str]
@@ -162,20 +190,6 @@ class _PrivateLinearClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[
     def _fit_binary(self, Z: NDArray[np.float64], y: NDArray[np.float64], epsilon: float,
                     loss: MarginLoss, rng: np.random.Generator) -> NDArray[np.float64]:
         raise NotImplementedError
-
-    def decision_function(self, X: Any) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores: NDArray[np.float64] = X @ self.coef_.T + self.intercept_
-        return scores[:, 0] if self.coef_.shape[0] == 1 else scores
-
-    def predict(self, X: Any) -> NDArray[Any]:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            labels: NDArray[Any] = np.where(scores > 0, self.classes_[1], self.classes_[0])
-            return labels
-        result: NDArray[Any] = self.classes_[np.argmax(scores, axis=1)]
-        return result
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

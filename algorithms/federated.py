@@ -15,7 +15,6 @@ from typing import Any
 import attrs
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privkit import _validation as check
@@ -24,8 +23,8 @@ from privkit.guarantees import ApproxDP, Guarantee
 from privkit.ledger import Ledger
 from privkit.plan import Block, Parallel, Sequential
 
-from .erm import ObjectivePerturbationClassifier, clipped_rows
-from .pca import pca_block, private_subspace
+from .erm import ObjectivePerturbationClassifier, clipped_rows, labels_from_scores
+from .pca import ReducedDimensionSVM, pca_block, private_subspace
 
 __all__ = ["FedDPDRDPMLClassifier", "Participant", "Server"]
 
@@ -86,7 +85,7 @@ class Server:
         return orthonormal
 
 
-class FedDPDRDPMLClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class FedDPDRDPMLClassifier(ReducedDimensionSVM):
     """FedDPDR-DPML (seed 004, Algorithm 1).
 
     ``fit(X, y, participant=ids)``: rows with the same id belong to one participant.
@@ -106,33 +105,6 @@ class FedDPDRDPMLClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     .. versionadded:: 0.1.0
     """
-
-    def __init__(self, *, epsilon: float = 0.1, delta: float = 1e-4, n_components: int = 20,
-                 pca_share: float = 0.5, regularization: float = 0.01, huber_h: float = 0.5,
-                 loss: str = "huber", row_norm_bound: float = 1.0,
-                 calibration: str = "analytic", random_state: Any = None) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.n_components = n_components
-        self.pca_share = pca_share
-        self.regularization = regularization
-        self.huber_h = huber_h
-        self.loss = loss
-        self.row_norm_bound = row_norm_bound
-        self.calibration = calibration
-        self.random_state = random_state
-
-    def _budget(self) -> tuple[float, float]:
-        owner = type(self).__name__
-        eps = check.positive_finite("epsilon", self.epsilon, owner)
-        share = check.open_unit("pca_share", self.pca_share, owner)
-        check.open_unit("delta", self.delta, owner)
-        return share * eps, (1.0 - share) * eps
-
-    def _classifier(self, epsilon2: float) -> ObjectivePerturbationClassifier:
-        return ObjectivePerturbationClassifier(
-            epsilon=epsilon2, loss=self.loss, huber_h=self.huber_h,
-            regularization=self.regularization, row_norm_bound=1.0)
 
     def plan(self, participant_sizes: list[int], n_features: int, n_classes: int = 2
              ) -> Block:
@@ -183,9 +155,4 @@ class FedDPDRDPMLClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         return scores[:, 0] if self.coef_.shape[0] == 1 else scores
 
     def predict(self, X: Any) -> NDArray[Any]:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            labels: NDArray[Any] = np.where(scores > 0, self.classes_[1], self.classes_[0])
-            return labels
-        result: NDArray[Any] = self.classes_[np.argmax(scores, axis=1)]
-        return result
+        return labels_from_scores(self.decision_function(X), self.classes_)

@@ -130,7 +130,41 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         return projected
 
 
-class DPDRDPMLClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    """The parameters, budget split and classifier shared by seed 004's pipelines
+    (:class:`DPDRDPMLClassifier`, and the federated one built on it)."""
+
+    def __init__(self, *, epsilon: float = 0.1, delta: float = 1e-4, n_components: int = 20,
+                 pca_share: float = 0.5, regularization: float = 0.01, huber_h: float = 0.5,
+                 loss: str = "huber", row_norm_bound: float = 1.0,
+                 calibration: str = "analytic", random_state: Any = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_components = n_components
+        self.pca_share = pca_share
+        self.regularization = regularization
+        self.huber_h = huber_h
+        self.loss = loss
+        self.row_norm_bound = row_norm_bound
+        self.calibration = calibration
+        self.random_state = random_state
+
+    def _budget(self) -> tuple[float, float]:
+        """(epsilon1, epsilon2): ``pca_share`` of epsilon to the PCA, the rest to the SVM."""
+        owner = type(self).__name__
+        eps = check.positive_finite("epsilon", self.epsilon, owner)
+        share = check.open_unit("pca_share", self.pca_share, owner)
+        check.open_unit("delta", self.delta, owner)
+        return share * eps, (1.0 - share) * eps
+
+    def _classifier(self, epsilon2: float) -> ObjectivePerturbationClassifier:
+        """The objective-perturbation SVM on projected rows (their norm is at most 1)."""
+        return ObjectivePerturbationClassifier(
+            epsilon=epsilon2, loss=self.loss, huber_h=self.huber_h,
+            regularization=self.regularization, row_norm_bound=1.0)
+
+
+class DPDRDPMLClassifier(ReducedDimensionSVM):
     """DPDR-DPML (seed 004 Algorithm 3): private PCA, then objective-perturbation SVM.
 
     Parameters
@@ -153,31 +187,11 @@ class DPDRDPMLClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self, *, epsilon: float = 0.1, delta: float = 1e-4, n_components: int = 20,
-                 pca_share: float = 0.5, regularization: float = 0.01, huber_h: float = 0.5,
-                 loss: str = "huber", row_norm_bound: float = 1.0,
-                 calibration: str = "analytic", random_state: Any = None) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.n_components = n_components
-        self.pca_share = pca_share
-        self.regularization = regularization
-        self.huber_h = huber_h
-        self.loss = loss
-        self.row_norm_bound = row_norm_bound
-        self.calibration = calibration
-        self.random_state = random_state
-
     def _parts(self) -> tuple[DPPCA, ObjectivePerturbationClassifier]:
-        owner = type(self).__name__
-        eps = check.positive_finite("epsilon", self.epsilon, owner)
-        share = check.open_unit("pca_share", self.pca_share, owner)
-        pca = DPPCA(self.n_components, epsilon=share * eps, delta=self.delta,
+        eps1, eps2 = self._budget()
+        pca = DPPCA(self.n_components, epsilon=eps1, delta=self.delta,
                     row_norm_bound=self.row_norm_bound, calibration=self.calibration)
-        clf = ObjectivePerturbationClassifier(
-            epsilon=(1.0 - share) * eps, loss=self.loss, huber_h=self.huber_h,
-            regularization=self.regularization, row_norm_bound=1.0)
-        return pca, clf
+        return pca, self._classifier(eps2)
 
     def plan(self, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """``Sequential(PCA block, classifier plan)``, known before any data is seen."""
