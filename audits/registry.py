@@ -89,15 +89,9 @@ def _discrete_laplace(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
 
 
 def _discrete_gaussian(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.guarantees import ZCDP
     from privkit.mechanisms import DiscreteGaussian
 
-    # the largest rho whose (eps, delta) conversion fits the claim
-    lo, hi = 0.0, eps
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if ZCDP(rho=mid).epsilon(delta) <= eps else (lo, mid)
-    m = DiscreteGaussian.for_zcdp(lo, sensitivity=1.0, relation=A)
+    m = DiscreteGaussian.for_approx_dp(eps, delta, sensitivity=1.0, relation=A)
     return AuditCase(_simulating(m), NeighbouringPair(first=0, second=1, relation=A),
                      eps, delta)
 

@@ -61,6 +61,7 @@ __all__ = [
     "pure_dp_rdp",
     "rdp_to_delta",
     "rdp_to_epsilon",
+    "zcdp_rho_for_approx_dp",
     "zcdp_to_delta",
     "zcdp_to_epsilon",
 ]
@@ -314,6 +315,20 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     log_delta = math.log(delta)
     best = _minimise_over_orders(lambda t: _zcdp_epsilon_at(t, rho, log_delta))
     return max(0.0, best)
+
+
+def zcdp_rho_for_approx_dp(epsilon: float, delta: float) -> float:
+    """The largest rho whose (epsilon, delta) conversion (:func:`zcdp_to_epsilon`) is at
+    most ``epsilon``: bisection on ``[0, epsilon]`` (the conversion is at least rho),
+    returning the lower end of the final bracket, so the result always fits."""
+    lo, hi = 0.0, epsilon
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if zcdp_to_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def zcdp_to_delta(rho: float, epsilon: float) -> float:

@@ -278,18 +278,11 @@ def _rule_name(accountant: str | Accountant) -> str:
 
 
 def _largest_rho(epsilon: float, delta: float) -> float:
-    """The largest rho with zcdp_to_epsilon(rho, delta) <= epsilon (bisection)."""
+    """The zCDP budget equivalent to the limit (refused for pure-DP limits)."""
     if delta == 0.0:
         raise check.fail("delta", delta, "> 0 for a zCDP filter", "BudgetFilter",
                          "zCDP implies no pure-DP guarantee")
-    lo, hi = 0.0, epsilon  # zcdp_to_epsilon(rho) >= rho, so rho <= epsilon
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if conversions.zcdp_to_epsilon(mid, delta) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return conversions.zcdp_rho_for_approx_dp(epsilon, delta)
 
 
 def _total(entries: tuple[FilterEntry, ...], rule: str, delta: float) -> Budget:

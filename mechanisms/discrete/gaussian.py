@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
+from privkit.conversions import zcdp_rho_for_approx_dp
 from privkit.guarantees import ZCDP, Guarantee
 from privkit.ledger import record
 from privkit.mechanism import Mechanism, Size, as_size
@@ -60,6 +61,18 @@ class DiscreteGaussian(Mechanism):
         r = check.positive_finite("rho", rho, owner)
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L2, relation=relation, owner=owner)
         return cls(noise_scale=sens.value / math.sqrt(2.0 * r), sensitivity=sens)
+
+    @classmethod
+    def for_approx_dp(cls, epsilon: float, delta: float, *, sensitivity: float | Sensitivity,
+                      relation: Neighbouring | None = None) -> DiscreteGaussian:
+        """The least noise whose zCDP guarantee converts to (epsilon, delta): rho from
+        :func:`privkit.conversions.zcdp_rho_for_approx_dp` (Canonne, Kamath, Steinke 2020,
+        Corollary 13), then :meth:`for_zcdp`."""
+        owner = "DiscreteGaussian.for_approx_dp"
+        eps = check.positive_finite("epsilon", epsilon, owner)
+        dlt = check.open_unit("delta", delta, owner)
+        return cls.for_zcdp(zcdp_rho_for_approx_dp(eps, dlt), sensitivity=sensitivity,
+                            relation=relation)
 
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (ZCDP(rho=self.sensitivity.value**2 / (2.0 * self.noise_scale**2)),)

@@ -139,6 +139,15 @@ class TestDiscreteGaussianMechanism:
         assert m.zcdp_rho() == pytest.approx(0.2, rel=1e-12)
         assert isinstance(m.guarantee(), ZCDP)
 
+    def test_approx_dp_calibration_is_the_largest_fitting_rho(self):
+        """for_approx_dp meets (eps, delta) through zCDP, and 1e-6 less noise does not."""
+        m = DiscreteGaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=A)
+        assert m.epsilon(1e-5) <= 1.0
+        assert m.epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)
+        tighter = DiscreteGaussian(noise_scale=m.noise_scale * (1 - 1e-6),
+                                   sensitivity=m.sensitivity)
+        assert tighter.epsilon(1e-5) > 1.0
+
     def test_renyi_divergence_of_integer_shift_is_at_most_the_claim(self):
         """For an integer shift Δ the Renyi divergence of two discrete Gaussians, summed
         directly over the pmf, is at most a Δ^2 / (2 sigma^2) (CKS 2020 Prop. 5)."""

@@ -83,6 +83,8 @@ LINF = Sensitivity(value=1.0, norm=Norm.LINF, relation=A)
 MORE_CASES = [
     (lambda: DiscreteLaplace(scale=-1.0, sensitivity=L1), "`scale` must be"),
     (lambda: DiscreteGaussian.for_zcdp(-0.1, sensitivity=1.0, relation=A), "`rho` must be"),
+    (lambda: DiscreteGaussian.for_approx_dp(1.0, 0.0, sensitivity=1.0, relation=A),
+     "`delta` must be in (0, 1)"),
     (lambda: L2Laplace.for_epsilon(math.inf, sensitivity=1.0, relation=A), "`epsilon` must be"),
     (lambda: Exponential(scale=1.0, sensitivity=LINF, monotone=1), "`monotone` must be a bool"),
     (lambda: Exponential(scale=1.0, sensitivity=LINF).release([]), "at least one candidate"),
