@@ -119,7 +119,8 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.components_ = U.T
         self.plan_ = block
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = ApproxDP(epsilon=block.epsilon(self.delta), delta=self.delta)
+        self.guarantee_: Guarantee = ApproxDP(epsilon=block.epsilon_at(self.delta),
+                                              delta=self.delta)
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)
         return self
 

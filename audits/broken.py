@@ -87,7 +87,7 @@ def gaussian_delta_misscaled() -> BrokenCase:
     def system(value: Any, rng: np.random.Generator, size: int) -> Any:
         return value + rng.normal(0.0, sigma, size)
 
-    true = GDP(mu=1.0 / sigma).epsilon(AUDIT_DELTA)
+    true = GDP(mu=1.0 / sigma).epsilon_at(AUDIT_DELTA)
     return BrokenCase(AuditCase(system, _pair(0.0, 1.0), 1.0, AUDIT_DELTA), true,
                       "Gaussian calibrated for delta 1e-2, claimed at delta 1e-5")
 
@@ -100,7 +100,7 @@ def gaussian_sensitivity_too_small() -> BrokenCase:
     def system(value: Any, rng: np.random.Generator, size: int) -> Any:
         return value + rng.normal(0.0, sigma, size)
 
-    true = GDP(mu=1.5 / sigma).epsilon(AUDIT_DELTA)
+    true = GDP(mu=1.5 / sigma).epsilon_at(AUDIT_DELTA)
     return BrokenCase(AuditCase(system, _pair(0.0, 1.5), 1.0, AUDIT_DELTA), true,
                       "Gaussian calibrated for sensitivity 1, true sensitivity 1.5")
 

@@ -69,7 +69,7 @@ class AuditResult:
 
         if self.gdp_mu_lower <= 0.0 or self.claim_delta <= 0.0:
             return 0.0
-        return GDP(mu=self.gdp_mu_lower).epsilon(self.claim_delta)
+        return GDP(mu=self.gdp_mu_lower).epsilon_at(self.claim_delta)
 
     @property
     def verdict(self) -> Verdict:

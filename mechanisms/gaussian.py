@@ -88,7 +88,7 @@ class Gaussian(Mechanism):
     >>> m = Gaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=Neighbouring.REPLACE_ONE)
     >>> round(m.noise_scale, 4)
     3.7306
-    >>> m.epsilon(1e-5) <= 1.0
+    >>> m.epsilon_at(1e-5) <= 1.0
     True
 
     .. versionadded:: 0.1.0

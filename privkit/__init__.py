@@ -22,8 +22,9 @@ orders
     The Renyi orders ``a > 1`` at which an RDP curve is given.
 guarantee
     What a block promises: :class:`PureDP`, :class:`ApproxDP`, :class:`ZCDP`,
-    :class:`RDP`, :class:`GDP`, :class:`BoundedRange`, :class:`LaplaceDP`. ``g.epsilon(delta)`` and
-    ``g.delta(epsilon)`` convert. Epsilon is in nats.
+    :class:`RDP`, :class:`GDP`, :class:`BoundedRange`, :class:`LaplaceDP`. Their parameters
+    are public fields (``g.epsilon``, ``g.rho``, ``g.mu``); ``g.epsilon_at(delta)`` and
+    ``g.delta_at(epsilon)`` convert. Epsilon is in nats.
 block
     A leaf of a plan: a mechanism or a :class:`Claimed` guarantee.
 plan

@@ -4,9 +4,12 @@ A guarantee is a promise about a mechanism's output distributions on neighbourin
 datasets. Each kind answers the same two questions with the tightest published
 conversion (see :mod:`privkit.conversions` for the formulas and their sources):
 
-* ``g.epsilon(delta)``: the smallest epsilon such that the guarantee implies
+* ``g.epsilon_at(delta)``: the smallest epsilon such that the guarantee implies
   (epsilon, delta)-DP;
-* ``g.delta(epsilon)``: the smallest such delta at a given epsilon.
+* ``g.delta_at(epsilon)``: the smallest such delta at a given epsilon.
+
+A guarantee's parameters are plain public fields (``PureDP(epsilon=1).epsilon == 1``);
+conversions are the two verbs above, never confused with a parameter.
 
 and ``g.within(budget)`` says whether ``g`` implies ``budget``.
 
@@ -48,14 +51,14 @@ class Guarantee(abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    def epsilon(self, delta: float = 0.0) -> float:
+    def epsilon_at(self, delta: float) -> float:
         """Smallest epsilon such that this guarantee implies (epsilon, delta)-DP.
 
         ``inf`` when the guarantee implies nothing at that delta.
         """
 
     @abc.abstractmethod
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         """Smallest delta such that this guarantee implies (epsilon, delta)-DP."""
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
@@ -93,8 +96,8 @@ class Guarantee(abc.ABC):
     def within(self, budget: Guarantee) -> bool:
         """Whether this guarantee implies ``budget`` (is at least as private).
 
-        * ``PureDP`` / ``ApproxDP`` budgets: ``self.delta(budget.epsilon()) <= budget.delta()``
-          or ``self.epsilon(budget.delta()) <= budget.epsilon()``;
+        * ``PureDP`` / ``ApproxDP`` budgets: ``self.delta_at(budget.epsilon) <= budget.delta``
+          or ``self.epsilon_at(budget.delta) <= budget.epsilon``;
         * ``ZCDP`` budgets: ``self.zcdp_rho() <= budget.rho``;
         * ``GDP`` budgets: only a GDP guarantee with ``mu <= budget.mu`` (GDP is a whole
           trade-off curve, which no other kind implies here);
@@ -118,52 +121,46 @@ class PureDP(Guarantee):
     Parameters
     ----------
     epsilon : float
-        Finite and > 0, in nats. ``PureDP(epsilon=e).epsilon()`` gives it back.
+        Finite and > 0, in nats.
 
     Examples
     --------
     >>> from privkit import PureDP
-    >>> PureDP(epsilon=1.0).epsilon(0.0)
+    >>> PureDP(epsilon=1.0).epsilon
     1.0
-    >>> round(PureDP(epsilon=1.0).delta(0.5), 6)  # randomized-response profile
+    >>> round(PureDP(epsilon=1.0).delta_at(0.5), 6)  # randomized-response profile
     0.287649
 
     .. versionadded:: 0.1.0
     """
 
-    _epsilon: float = attrs.field(
-        alias="epsilon", validator=check.attrs_validator(check.positive_finite)
-    )
+    epsilon: float = _epsilon_field()
 
-    def epsilon(self, delta: float = 0.0) -> float:
-        """Epsilon at ``delta``; ``epsilon()`` is this guarantee's own epsilon."""
-        return conversions.pure_dp_epsilon(self._epsilon, _delta_arg(delta, self))
+    def epsilon_at(self, delta: float) -> float:
+        """Epsilon at ``delta`` (``epsilon_at(0)`` is this guarantee's own epsilon)."""
+        return conversions.pure_dp_epsilon(self.epsilon, _delta_arg(delta, self))
 
-    def delta(self, epsilon: float | None = None) -> float:
+    def delta_at(self, epsilon: float) -> float:
         """Delta at ``epsilon`` (0 at or above this guarantee's own epsilon)."""
-        target = self._epsilon if epsilon is None else _epsilon_arg(epsilon, self)
-        return conversions.pure_dp_delta(self._epsilon, target)
+        return conversions.pure_dp_delta(self.epsilon, _epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        return conversions.pure_dp_rdp(self._epsilon, _orders_arg(orders, self))
+        return conversions.pure_dp_rdp(self.epsilon, _orders_arg(orders, self))
 
     has_profile = True
 
     def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        return _rr_profile(self._epsilon, 0.0, epsilons)
+        return _rr_profile(self.epsilon, 0.0, epsilons)
 
     def zcdp_rho(self) -> float:
         """``eps^2 / 2`` ([BS16] Prop. 1.4)."""
-        return self._epsilon**2 / 2.0
+        return self.epsilon**2 / 2.0
 
     def _is_implied_by(self, other: Guarantee) -> bool:
-        return other.epsilon(0.0) <= self._epsilon
-
-    def __repr__(self) -> str:
-        return f"PureDP(epsilon={self._epsilon!r})"
+        return other.epsilon_at(0.0) <= self.epsilon
 
     def __str__(self) -> str:
-        return f"PureDP(ε={self._epsilon:.6g})"
+        return f"PureDP(ε={self.epsilon:.6g})"
 
 
 @attrs.frozen(kw_only=True)
@@ -175,59 +172,55 @@ class ApproxDP(Guarantee):
     epsilon : float
         Finite and > 0, in nats.
     delta : float
-        In [0, 1). ``epsilon()`` and ``delta()`` without arguments give both back.
+        In [0, 1).
 
     Examples
     --------
     >>> from privkit import ApproxDP
     >>> g = ApproxDP(epsilon=1.0, delta=1e-6)
-    >>> g.epsilon(), g.delta()
+    >>> g.epsilon, g.delta
     (1.0, 1e-06)
+    >>> g.epsilon_at(1e-7)  # no epsilon holds at a smaller delta
+    inf
     >>> g.within(ApproxDP(epsilon=1.0, delta=1e-5))
     True
 
     .. versionadded:: 0.1.0
     """
 
-    _epsilon: float = attrs.field(
-        alias="epsilon", validator=check.attrs_validator(check.positive_finite)
-    )
-    _delta: float = attrs.field(alias="delta", validator=check.attrs_validator(check.delta))
+    epsilon: float = _epsilon_field()
+    delta: float = attrs.field(validator=check.attrs_validator(check.delta))
 
-    def epsilon(self, delta: float | None = None) -> float:
-        """Epsilon at ``delta`` (default: this guarantee's own delta)."""
-        target = self._delta if delta is None else _delta_arg(delta, self)
-        return conversions.approx_dp_epsilon(self._epsilon, self._delta, target)
+    def epsilon_at(self, delta: float) -> float:
+        """Epsilon at ``delta`` (``inf`` below this guarantee's own delta)."""
+        return conversions.approx_dp_epsilon(self.epsilon, self.delta, _delta_arg(delta, self))
 
-    def delta(self, epsilon: float | None = None) -> float:
-        """Delta at ``epsilon`` (default: this guarantee's own epsilon)."""
-        target = self._epsilon if epsilon is None else _epsilon_arg(epsilon, self)
-        return conversions.approx_dp_delta(self._epsilon, self._delta, target)
+    def delta_at(self, epsilon: float) -> float:
+        """Delta at ``epsilon`` (this guarantee's own delta at its own epsilon)."""
+        return conversions.approx_dp_delta(self.epsilon, self.delta,
+                                           _epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        if self._delta == 0.0:
-            return conversions.pure_dp_rdp(self._epsilon, _orders_arg(orders, self))
+        if self.delta == 0.0:
+            return conversions.pure_dp_rdp(self.epsilon, _orders_arg(orders, self))
         return super().rdp(orders)
 
     def zcdp_rho(self) -> float:
-        return self._epsilon**2 / 2.0 if self._delta == 0.0 else math.inf
+        return self.epsilon**2 / 2.0 if self.delta == 0.0 else math.inf
 
     has_profile = True
 
     def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        return _rr_profile(self._epsilon, self._delta, epsilons)
+        return _rr_profile(self.epsilon, self.delta, epsilons)
 
     def _is_implied_by(self, other: Guarantee) -> bool:
         # Either certified direction proves the implication; checking both keeps a
         # root-finder's last ulp from refusing a guarantee that meets the budget exactly.
-        return (other.delta(self._epsilon) <= self._delta
-                or other.epsilon(self._delta) <= self._epsilon)
-
-    def __repr__(self) -> str:
-        return f"ApproxDP(epsilon={self._epsilon!r}, delta={self._delta!r})"
+        return (other.delta_at(self.epsilon) <= self.delta
+                or other.epsilon_at(self.delta) <= self.epsilon)
 
     def __str__(self) -> str:
-        return f"ApproxDP(ε={self._epsilon:.6g}, δ={self._delta:.3g})"
+        return f"ApproxDP(ε={self.epsilon:.6g}, δ={self.delta:.3g})"
 
 
 @attrs.frozen(kw_only=True)
@@ -246,10 +239,10 @@ class ZCDP(Guarantee):
 
     rho: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
-    def epsilon(self, delta: float = 0.0) -> float:
+    def epsilon_at(self, delta: float) -> float:
         return conversions.zcdp_to_epsilon(self.rho, _delta_arg(delta, self))
 
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         return conversions.zcdp_to_delta(self.rho, _epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
@@ -296,7 +289,7 @@ class RDP(Guarantee):
     --------
     >>> from privkit import RDP
     >>> g = RDP(orders=[2.0, 8.0, 32.0], epsilons=[0.1, 0.4, 1.6])
-    >>> round(g.epsilon(1e-5), 4)
+    >>> round(g.epsilon_at(1e-5), 4)
     1.6141
 
     .. versionadded:: 0.1.0
@@ -325,10 +318,10 @@ class RDP(Guarantee):
         grid = np.asarray(conversions.DEFAULT_ORDERS if orders is None else orders, float)
         return cls(orders=grid, epsilons=guarantee.rdp(grid))
 
-    def epsilon(self, delta: float = 0.0) -> float:
+    def epsilon_at(self, delta: float) -> float:
         return conversions.rdp_to_epsilon(self.orders, self.epsilons, _delta_arg(delta, self))[0]
 
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         return conversions.rdp_to_delta(self.orders, self.epsilons, _epsilon_arg(epsilon, self))[0]
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
@@ -378,7 +371,7 @@ class GDP(Guarantee):
     Examples
     --------
     >>> from privkit import GDP
-    >>> round(GDP(mu=1.0).epsilon(1e-5), 4)
+    >>> round(GDP(mu=1.0).epsilon_at(1e-5), 4)
     4.3772
 
     .. versionadded:: 0.1.0
@@ -386,10 +379,10 @@ class GDP(Guarantee):
 
     mu: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
-    def epsilon(self, delta: float = 0.0) -> float:
+    def epsilon_at(self, delta: float) -> float:
         return conversions.gdp_epsilon(self.mu, _delta_arg(delta, self))
 
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         return conversions.gdp_delta(self.mu, _epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
@@ -430,7 +423,7 @@ class BoundedRange(Guarantee):
     Examples
     --------
     >>> from privkit import BoundedRange, PureDP
-    >>> round(BoundedRange(eta=1.0).delta(0.0), 4), round(PureDP(epsilon=1.0).delta(0.0), 4)
+    >>> round(BoundedRange(eta=1.0).delta_at(0.0), 4), round(PureDP(epsilon=1.0).delta_at(0.0), 4)
     (0.2449, 0.4621)
 
     .. versionadded:: 0.1.0
@@ -438,10 +431,10 @@ class BoundedRange(Guarantee):
 
     eta: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
-    def epsilon(self, delta: float = 0.0) -> float:
+    def epsilon_at(self, delta: float) -> float:
         return conversions.bounded_range_epsilon(self.eta, _delta_arg(delta, self))
 
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         return conversions.bounded_range_delta(self.eta, _epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
@@ -486,45 +479,39 @@ class LaplaceDP(Guarantee):
     Examples
     --------
     >>> from privkit import LaplaceDP, PureDP
-    >>> round(LaplaceDP(epsilon=1.0).delta(0.5), 4), round(PureDP(epsilon=1.0).delta(0.5), 4)
+    >>> round(LaplaceDP(epsilon=1.0).delta_at(0.5), 4), round(PureDP(epsilon=1.0).delta_at(0.5), 4)
     (0.2212, 0.2876)
 
     .. versionadded:: 0.1.0
     """
 
-    _epsilon: float = attrs.field(
-        alias="epsilon", validator=check.attrs_validator(check.positive_finite)
-    )
+    epsilon: float = _epsilon_field()
 
-    def epsilon(self, delta: float = 0.0) -> float:
-        """Epsilon at ``delta``; ``epsilon()`` is the mechanism's pure epsilon."""
-        return conversions.laplace_epsilon(self._epsilon, _delta_arg(delta, self))
+    def epsilon_at(self, delta: float) -> float:
+        """Epsilon at ``delta`` (``epsilon_at(0)`` is the mechanism's pure epsilon)."""
+        return conversions.laplace_epsilon(self.epsilon, _delta_arg(delta, self))
 
-    def delta(self, epsilon: float | None = None) -> float:
-        target = self._epsilon if epsilon is None else _epsilon_arg(epsilon, self)
-        return conversions.laplace_delta(self._epsilon, target)
+    def delta_at(self, epsilon: float) -> float:
+        return conversions.laplace_delta(self.epsilon, _epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        return conversions.laplace_rdp(self._epsilon, _orders_arg(orders, self))
+        return conversions.laplace_rdp(self.epsilon, _orders_arg(orders, self))
 
     def zcdp_rho(self) -> float:
-        return self._epsilon**2 / 2.0
+        return self.epsilon**2 / 2.0
 
     has_profile = True
 
     def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        result: NDArray[np.float64] = -np.expm1((np.minimum(epsilons, self._epsilon)
-                                                 - self._epsilon) / 2.0)
+        result: NDArray[np.float64] = -np.expm1((np.minimum(epsilons, self.epsilon)
+                                                 - self.epsilon) / 2.0)
         return result
 
     def _is_implied_by(self, other: Guarantee) -> bool:
-        return isinstance(other, LaplaceDP) and other.epsilon() <= self._epsilon
-
-    def __repr__(self) -> str:
-        return f"LaplaceDP(epsilon={self._epsilon!r})"
+        return isinstance(other, LaplaceDP) and other.epsilon <= self.epsilon
 
     def __str__(self) -> str:
-        return f"LaplaceDP(ε={self._epsilon:.6g})"
+        return f"LaplaceDP(ε={self.epsilon:.6g})"
 
 
 def _rr_profile(epsilon: float, delta: float, epsilons: NDArray[np.float64]
@@ -537,11 +524,11 @@ def _rr_profile(epsilon: float, delta: float, epsilons: NDArray[np.float64]
 
 
 def _delta_arg(value: Any, owner: Guarantee) -> float:
-    return check.delta("delta", value, f"{type(owner).__name__}.epsilon")
+    return check.delta("delta", value, f"{type(owner).__name__}.epsilon_at")
 
 
 def _epsilon_arg(value: Any, owner: Guarantee) -> float:
-    return check.nonnegative("epsilon", value, f"{type(owner).__name__}.delta")
+    return check.nonnegative("epsilon", value, f"{type(owner).__name__}.delta_at")
 
 
 def _orders_arg(orders: ArrayLike, owner: Guarantee) -> NDArray[np.float64]:

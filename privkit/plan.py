@@ -73,13 +73,13 @@ class Leaf(abc.ABC):
         """The most precise single characterisation of one run."""
         return self.guarantees()[0]
 
-    def epsilon(self, delta: float = 0.0) -> float:
+    def epsilon_at(self, delta: float) -> float:
         """The smallest epsilon at ``delta`` over all of this block's guarantees."""
-        return min(g.epsilon(delta) for g in self.guarantees())
+        return min(g.epsilon_at(delta) for g in self.guarantees())
 
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         """The smallest delta at ``epsilon`` over all of this block's guarantees."""
-        return min(g.delta(epsilon) for g in self.guarantees())
+        return min(g.delta_at(epsilon) for g in self.guarantees())
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         """The smallest RDP bound at each order over all of this block's guarantees."""

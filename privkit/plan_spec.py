@@ -134,15 +134,15 @@ def guarantee_from_spec(spec: Any) -> Guarantee:
 def guarantee_to_spec(guarantee: Guarantee) -> dict[str, Any]:
     """Write a guarantee G."""
     if isinstance(guarantee, PureDP):
-        return {"pure_dp": {"epsilon": guarantee.epsilon()}}
+        return {"pure_dp": {"epsilon": guarantee.epsilon}}
     if isinstance(guarantee, ApproxDP):
-        return {"approx_dp": {"epsilon": guarantee.epsilon(), "delta": guarantee.delta()}}
+        return {"approx_dp": {"epsilon": guarantee.epsilon, "delta": guarantee.delta}}
     if isinstance(guarantee, ZCDP):
         return {"zcdp": {"rho": guarantee.rho}}
     if isinstance(guarantee, GDP):
         return {"gdp": {"mu": guarantee.mu}}
     if isinstance(guarantee, LaplaceDP):
-        return {"laplace_dp": {"epsilon": guarantee.epsilon()}}
+        return {"laplace_dp": {"epsilon": guarantee.epsilon}}
     if isinstance(guarantee, BoundedRange):
         return {"bounded_range": {"eta": guarantee.eta}}
     if isinstance(guarantee, RDP):

@@ -66,15 +66,15 @@ class PrivacyLossDistribution:
         """The loss value of each entry of ``pmf``."""
         return np.arange(self.offset, self.offset + self.pmf.size, dtype=np.float64) * self.step
 
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         """``E[(1 - e^(eps - L))_+] + P[L = inf]``: the hockey-stick divergence at e^eps."""
         losses = self.losses
         above = losses > epsilon
         total = float(np.sum(self.pmf[above] * -np.expm1(epsilon - losses[above])))
         return min(1.0, total + self.infinity_mass)
 
-    def epsilon(self, delta: float) -> float:
-        """The smallest eps with ``self.delta(eps) <= delta``, solved exactly.
+    def epsilon_at(self, delta: float) -> float:
+        """The smallest eps with ``self.delta_at(eps) <= delta``, solved exactly.
 
         Between consecutive grid losses ``delta(eps) = S0 - e^eps S1 + P[inf]`` with S0,
         S1 the sums of ``p`` and ``p e^-L`` over the losses above; the crossing segment is
@@ -83,7 +83,7 @@ class PrivacyLossDistribution:
         """
         if self.infinity_mass > delta:
             return math.inf
-        if self.delta(0.0) <= delta:
+        if self.delta_at(0.0) <= delta:
             return 0.0
         losses = self.losses
         top = float(losses[-1])
@@ -101,7 +101,7 @@ class PrivacyLossDistribution:
         else:
             eps = top + math.log((s0[i] + self.infinity_mass - delta) / s1[i])
             eps = min(max(eps, float(losses[i - 1]), 0.0), float(losses[i]))
-        while self.delta(eps) > delta:
+        while self.delta_at(eps) > delta:
             eps = math.nextafter(eps, math.inf) if eps > 0 else 5e-324
             eps += 1e-15 * max(1.0, abs(eps))
         return eps

@@ -19,12 +19,12 @@ Run = tuple[float, float, int]
 
 def leaf_run(leaf: Leaf) -> tuple[float, float] | None:
     """The (epsilon, delta) a leaf contributes, or None if it has neither form."""
-    pure = leaf.epsilon(0.0)
+    pure = leaf.epsilon_at(0.0)
     if math.isfinite(pure):
         return pure, 0.0
     for g in leaf.guarantees():
         if isinstance(g, ApproxDP):
-            return g.epsilon(), g.delta()
+            return g.epsilon, g.delta
     return None
 
 

@@ -15,7 +15,7 @@ __all__ = ["BasicAccountant"]
 
 
 def _is_pure(leaf: Leaf) -> bool:
-    return math.isfinite(leaf.epsilon(0.0))
+    return math.isfinite(leaf.epsilon_at(0.0))
 
 
 class BasicAccountant(Accountant):
@@ -58,7 +58,7 @@ def _delta_units(block: Block) -> int:
 
 def _epsilon_at(block: Block, share: float) -> float:
     if isinstance(block, Leaf):
-        return block.epsilon(0.0) if _is_pure(block) else block.epsilon(share)
+        return block.epsilon_at(0.0) if _is_pure(block) else block.epsilon_at(share)
     if isinstance(block, Sequential):
         return math.fsum(_epsilon_at(b, share) for b in block.steps)
     if isinstance(block, Parallel):

@@ -46,13 +46,13 @@ class PLDPair:
     remove: PrivacyLossDistribution
     add: PrivacyLossDistribution
 
-    def delta(self, epsilon: float) -> float:
+    def delta_at(self, epsilon: float) -> float:
         """The worse of the two directions."""
-        return max(self.remove.delta(epsilon), self.add.delta(epsilon))
+        return max(self.remove.delta_at(epsilon), self.add.delta_at(epsilon))
 
-    def epsilon(self, delta: float) -> float:
+    def epsilon_at(self, delta: float) -> float:
         """The worse of the two directions."""
-        return max(self.remove.epsilon(delta), self.add.epsilon(delta))
+        return max(self.remove.epsilon_at(delta), self.add.epsilon_at(delta))
 
 
 def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
@@ -179,10 +179,10 @@ class PLDAccountant(Accountant):
         return self._pair(plan, {})
 
     def _epsilon(self, plan: Block, delta: float) -> float:
-        return self._pair(plan, {}).epsilon(delta)
+        return self._pair(plan, {}).epsilon_at(delta)
 
     def _delta(self, plan: Block, epsilon: float) -> float:
-        return self._pair(plan, {}).delta(epsilon)
+        return self._pair(plan, {}).delta_at(epsilon)
 
     # -- the recursion -----------------------------------------------------------------------
 

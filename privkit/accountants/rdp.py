@@ -77,7 +77,7 @@ def _without_replacement_curve(plan: SampleWithoutReplacement, orders: NDArray[n
     integer_orders = np.ceil(orders).astype(int)
     top = int(integer_orders.max())
     base = rdp_curve(plan.block, np.arange(2, top + 1, dtype=float))
-    pure = plan.block.epsilon(0.0) if isinstance(plan.block, Leaf) else math.inf
+    pure = plan.block.epsilon_at(0.0) if isinstance(plan.block, Leaf) else math.inf
     fraction = plan.sample_size / plan.population_size
     cache = {a: without_replacement_rdp(fraction, base[: a - 1], pure, a)
              for a in set(integer_orders.tolist())}

@@ -25,7 +25,7 @@ def test_fit_accounts_every_step_and_meets_the_budget():
     assert svm.plan_.count == svm.n_steps_ == 60
     assert svm.ledger_.compare(svm.plan_).matches
     assert svm.guarantee_.within(ApproxDP(epsilon=1.0, delta=1e-5))
-    assert svm.accountant_epsilon_ == pytest.approx(svm.guarantee_.epsilon(1e-5), rel=1e-3)
+    assert svm.accountant_epsilon_ == pytest.approx(svm.guarantee_.epsilon_at(1e-5), rel=1e-3)
     assert svm.score(X, y) > 0.8
 
 

@@ -62,7 +62,7 @@ def test_ledger_equals_plan_and_guarantee_is_accounted(cls, classes):
     clf.fit(X, y)
     assert clf.ledger_.compare(declared).matches
     assert clf.plan_ == declared
-    assert clf.guarantee_.epsilon() == pytest.approx(1.5, rel=1e-12)
+    assert clf.guarantee_.epsilon == pytest.approx(1.5, rel=1e-12)
     assert clf.paper_claim_ == PureDP(epsilon=1.5)
     if classes > 2:
         assert isinstance(declared, Repeat)
@@ -82,7 +82,7 @@ def test_objective_perturbation_calibration_branches(eps, branch):
     block = ObjectivePerturbation.for_epsilon(eps, curvature=1.0, n_samples=100,
                                               regularization=0.01)
     assert (block.extra_regularization > 0) == (branch == "Delta")
-    assert block.epsilon() == pytest.approx(eps, rel=1e-12)
+    assert block.epsilon == pytest.approx(eps, rel=1e-12)
 
 
 def test_minimiser_sensitivity_is_as_declared():

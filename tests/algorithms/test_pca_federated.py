@@ -32,7 +32,7 @@ def test_dppca_uses_the_true_replace_one_sensitivity():
     assert isinstance(block, AnalyzeGauss)
     assert block.relation is Neighbouring.REPLACE_ONE
     assert block.sensitivity.value == pytest.approx(math.sqrt(2))
-    assert pca.guarantee_.epsilon(1e-5) == pytest.approx(0.5, rel=1e-9)
+    assert pca.guarantee_.epsilon_at(1e-5) == pytest.approx(0.5, rel=1e-9)
     assert pca.paper_claim_ == ApproxDP(epsilon=0.5, delta=1e-5)
     assert pca.ledger_.compare(block).matches
 

@@ -85,7 +85,7 @@ def test_gaussian_fdp_bound_is_tighter_for_gaussians_and_below_the_truth():
     assert 0.8 * true_mu < result.gdp_mu_lower <= true_mu
     assert result.lower_bound < result.gdp_epsilon_lower <= 1.0
     assert result.gdp_epsilon_lower == pytest.approx(
-        GDP(mu=result.gdp_mu_lower).epsilon(1e-5))
+        GDP(mu=result.gdp_mu_lower).epsilon_at(1e-5))
 
 
 def test_gdp_bound_is_zero_without_evidence():

@@ -56,7 +56,7 @@ class TestBasicAccountant:
         """Two Gaussians and a Laplace at delta = 2e-5: each Gaussian gets 1e-5."""
         g = gau(0.5)
         plan = Sequential(g, lap(0.5), g)
-        expected = 2 * GDP(mu=0.5).epsilon(1e-5) + 0.5
+        expected = 2 * GDP(mu=0.5).epsilon_at(1e-5) + 0.5
         assert BasicAccountant().epsilon(plan, delta=2e-5) == pytest.approx(expected, rel=1e-12)
 
     def test_non_pure_plan_at_delta_zero_is_infinite(self):
@@ -123,7 +123,7 @@ class TestTightest:
         assert result.accountant == "gdp"  # exact for Gaussian plans; pld is within 1e-5
         # connect-the-dots errs by O(step^2) per block, upwards: 50 blocks at step 1e-3
         assert result.epsilon <= result.by_accountant["pld"] <= result.epsilon + 1e-4
-        assert result.epsilon == pytest.approx(GDP(mu=math.sqrt(50) * 0.1).epsilon(1e-5))
+        assert result.epsilon == pytest.approx(GDP(mu=math.sqrt(50) * 0.1).epsilon_at(1e-5))
         assert result.epsilon < 0.5 * result.by_accountant["basic"]
 
     def test_table_lists_every_accountant(self):
@@ -137,7 +137,7 @@ class TestTightest:
         """tightest_delta gives the smallest certified delta at an epsilon."""
         result = tightest_delta(Repeat(gau(0.1), 50), epsilon=3.0)
         assert result.delta == min(result.by_accountant.values())
-        exact = GDP(mu=math.sqrt(50) * 0.1).delta(3.0)  # ~ 8e-6
+        exact = GDP(mu=math.sqrt(50) * 0.1).delta_at(3.0)  # ~ 8e-6
         assert exact <= result.delta < 10 * exact
 
 
@@ -171,7 +171,7 @@ def test_no_accountant_undercounts_gaussian_plans(plan):
     quadrature; no accountant reports an epsilon below the exact one."""
     if not gaussian_only(plan):
         return
-    exact = GDP(mu=exact_gdp_mu(plan)).epsilon(1e-5)
+    exact = GDP(mu=exact_gdp_mu(plan)).epsilon_at(1e-5)
     checked = [a for a in available_accountants() if a.supports(plan)]
     assert {"basic", "zcdp", "rdp", "gdp", "pld"} <= {a.name for a in checked}
     for accountant in checked:

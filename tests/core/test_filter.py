@@ -69,7 +69,7 @@ def test_non_pure_block_must_name_its_delta():
         f.spend(g)
     entry = f.spend(g, delta=5e-6)
     assert entry.delta == 5e-6
-    assert entry.epsilon == pytest.approx(g.epsilon(5e-6))
+    assert entry.epsilon == pytest.approx(g.epsilon_at(5e-6))
     assert f.spent.delta == 5e-6
     with pytest.raises(BudgetExceededError):
         f.spend(g, delta=6e-6)  # delta would total 1.1e-5
@@ -78,7 +78,7 @@ def test_non_pure_block_must_name_its_delta():
 def test_zcdp_rule_adds_rho():
     """Under the zCDP rule rhos add up to the largest rho that fits the limit."""
     f = BudgetFilter(epsilon=1.0, delta=1e-6, accountant="zcdp")
-    assert ZCDP(rho=f.rho_limit).epsilon(1e-6) == pytest.approx(1.0, rel=1e-9)
+    assert ZCDP(rho=f.rho_limit).epsilon_at(1e-6) == pytest.approx(1.0, rel=1e-9)
     g = Gaussian.for_zcdp(f.rho_limit / 4, sensitivity=1.0, relation=A)
     for _ in range(4):
         f.spend(g)

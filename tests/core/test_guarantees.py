@@ -2,6 +2,7 @@
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -13,11 +14,14 @@ from privkit.conversions import DEFAULT_ORDERS
 
 
 class TestPureDP:
-    def test_epsilon_without_argument_is_the_parameter(self):
-        """``PureDP(epsilon=e).epsilon()`` is e, and its delta there is 0."""
+    def test_epsilon_is_the_parameter_and_conversions_are_verbs(self):
+        """``PureDP(epsilon=e).epsilon`` is e; the conversions give e at delta 0 and delta 0
+        at e; ``attrs.asdict`` shows the public field."""
         g = PureDP(epsilon=0.7)
-        assert g.epsilon() == 0.7
-        assert g.delta() == 0.0
+        assert g.epsilon == 0.7
+        assert g.epsilon_at(0.0) == 0.7
+        assert g.delta_at(0.7) == 0.0
+        assert attrs.asdict(g) == {"epsilon": 0.7}
 
     def test_profile_equals_randomized_response_hockey_stick(self):
         """delta(t) equals the hockey-stick divergence of randomized response, computed
@@ -27,12 +31,12 @@ class TestPureDP:
         q = p[::-1]
         for t in (0.0, 0.4, 1.0, 1.29):
             direct = np.sum(np.maximum(p - math.exp(t) * q, 0.0))
-            assert PureDP(epsilon=eps).delta(t) == pytest.approx(direct, rel=1e-12)
+            assert PureDP(epsilon=eps).delta_at(t) == pytest.approx(direct, rel=1e-12)
 
     def test_epsilon_inverts_delta(self):
         """epsilon(delta(t)) gives t back."""
         g = PureDP(epsilon=2.0)
-        assert g.epsilon(g.delta(0.5)) == pytest.approx(0.5, rel=1e-12)
+        assert g.epsilon_at(g.delta_at(0.5)) == pytest.approx(0.5, rel=1e-12)
 
     def test_rdp_equals_randomized_response_renyi_divergence(self):
         """The RDP curve is the Renyi divergence of randomized response, computed directly,
@@ -49,21 +53,22 @@ class TestPureDP:
 
 class TestApproxDP:
     def test_parameters_come_back(self):
-        """epsilon() and delta() without arguments are the parameters."""
+        """The parameters are public fields, and ``attrs.asdict`` names them."""
         g = ApproxDP(epsilon=1.0, delta=1e-6)
-        assert (g.epsilon(), g.delta()) == (1.0, 1e-6)
+        assert (g.epsilon, g.delta) == (1.0, 1e-6)
+        assert attrs.asdict(g) == {"epsilon": 1.0, "delta": 1e-6}
 
     def test_smaller_delta_implies_nothing(self):
         """(eps, delta) says nothing at a smaller delta: inf."""
-        assert ApproxDP(epsilon=1.0, delta=1e-6).epsilon(1e-7) == math.inf
+        assert ApproxDP(epsilon=1.0, delta=1e-6).epsilon_at(1e-7) == math.inf
 
     def test_larger_delta_buys_smaller_epsilon(self):
         """At a larger delta the generalised randomized response gives a smaller epsilon,
         and converting back gives that delta."""
         g = ApproxDP(epsilon=1.0, delta=1e-6)
-        eps = g.epsilon(1e-2)
+        eps = g.epsilon_at(1e-2)
         assert eps < 1.0
-        assert g.delta(eps) == pytest.approx(1e-2, rel=1e-9)
+        assert g.delta_at(eps) == pytest.approx(1e-2, rel=1e-9)
 
 
 class TestGDP:
@@ -78,18 +83,18 @@ class TestGDP:
 
         boundary = eps / mu + mu / 2  # where the two densities cross
         direct = integrate.quad(integrand, boundary, boundary + 40, epsabs=1e-14)[0]
-        assert GDP(mu=mu).delta(eps) == pytest.approx(direct, rel=1e-7, abs=1e-14)
+        assert GDP(mu=mu).delta_at(eps) == pytest.approx(direct, rel=1e-7, abs=1e-14)
 
     def test_epsilon_is_certified(self):
         """The returned epsilon's delta is at most the target (upper end of the bracket)."""
         for mu in (0.05, 0.5, 2.0, 8.0):
             for delta in (1e-10, 1e-5, 0.1):
-                eps = GDP(mu=mu).epsilon(delta)
-                assert GDP(mu=mu).delta(eps) <= delta
+                eps = GDP(mu=mu).epsilon_at(delta)
+                assert GDP(mu=mu).delta_at(eps) <= delta
 
     def test_known_value_matches_analytic_gaussian(self):
         """mu = 1 / 3.7306 (the analytic sigma for (1, 1e-5)) gives epsilon 1 at 1e-5."""
-        assert GDP(mu=1 / 3.730631634815946).epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)
+        assert GDP(mu=1 / 3.730631634815946).epsilon_at(1e-5) == pytest.approx(1.0, rel=1e-9)
 
     def test_rdp_matches_opacus_gaussian_rdp(self):
         """The RDP curve a mu^2/2 equals opacus's RDP for a full-batch Gaussian (q = 1)."""
@@ -108,7 +113,7 @@ class TestRDP:
         orders = np.array(DEFAULT_ORDERS)
         curve = compute_rdp(q=0.01, noise_multiplier=1.0, steps=1000, orders=orders)
         theirs, _ = get_privacy_spent(orders=orders, rdp=curve, delta=1e-5)
-        ours = RDP(orders=orders, epsilons=curve).epsilon(1e-5)
+        ours = RDP(orders=orders, epsilons=curve).epsilon_at(1e-5)
         assert ours == pytest.approx(theirs, rel=1e-12)
 
     def test_compose_adds_order_by_order(self):
@@ -127,44 +132,44 @@ class TestZCDP:
     @given(rhos, deltas)
     def test_never_worse_than_bun_steinke(self, rho, delta):
         """The CKS conversion is at most rho + 2 sqrt(rho log(1/delta)) (BS16 Prop. 1.3)."""
-        assert ZCDP(rho=rho).epsilon(delta) <= rho + 2 * math.sqrt(rho * math.log(1 / delta))
+        assert ZCDP(rho=rho).epsilon_at(delta) <= rho + 2 * math.sqrt(rho * math.log(1 / delta))
 
     @given(mus, deltas)
     def test_relaxations_never_report_less(self, mu, delta):
         """GDP is exact for the Gaussian; its zCDP relaxation, and the RDP relaxation on a
         grid of orders, never report a smaller epsilon than the exact one."""
-        exact = GDP(mu=mu).epsilon(delta)
-        via_zcdp = ZCDP(rho=mu * mu / 2).epsilon(delta)
-        via_rdp = RDP.from_guarantee(GDP(mu=mu)).epsilon(delta)
+        exact = GDP(mu=mu).epsilon_at(delta)
+        via_zcdp = ZCDP(rho=mu * mu / 2).epsilon_at(delta)
+        via_rdp = RDP.from_guarantee(GDP(mu=mu)).epsilon_at(delta)
         assert exact <= via_zcdp * (1 + 1e-9) + 1e-12
         assert via_zcdp <= via_rdp * (1 + 1e-9) + 1e-12
 
     def test_delta_inverts_epsilon(self):
         """delta(epsilon(d)) is d, to the precision of the order search."""
         g = ZCDP(rho=0.3)
-        assert g.delta(g.epsilon(1e-6)) == pytest.approx(1e-6, rel=1e-6)
+        assert g.delta_at(g.epsilon_at(1e-6)) == pytest.approx(1e-6, rel=1e-6)
 
 
 @given(guarantees, deltas, deltas)
 def test_epsilon_is_non_increasing_in_delta(g, d1, d2):
     """Property: a larger delta never gives a larger epsilon."""
     lo, hi = sorted((d1, d2))
-    assert g.epsilon(hi) <= g.epsilon(lo) * (1 + 1e-9) + 1e-12
+    assert g.epsilon_at(hi) <= g.epsilon_at(lo) * (1 + 1e-9) + 1e-12
 
 
 @given(guarantees, epsilons, epsilons)
 def test_delta_is_non_increasing_in_epsilon(g, e1, e2):
     """Property: a larger epsilon never gives a larger delta."""
     lo, hi = sorted((e1, e2))
-    assert g.delta(hi) <= g.delta(lo) * (1 + 1e-9) + 1e-15
+    assert g.delta_at(hi) <= g.delta_at(lo) * (1 + 1e-9) + 1e-15
 
 
 @given(guarantees, deltas)
 def test_epsilon_and_delta_are_consistent(g, delta):
     """Property: the epsilon reported at delta needs no more than delta."""
-    eps = g.epsilon(delta)
+    eps = g.epsilon_at(delta)
     assume(math.isfinite(eps) and eps > 0)
-    assert g.delta(eps) <= delta * (1 + 1e-6) + 1e-15
+    assert g.delta_at(eps) <= delta * (1 + 1e-6) + 1e-15
 
 
 @given(guarantees)
@@ -184,7 +189,7 @@ class TestWithin:
     def test_zcdp_within_its_own_conversion_and_not_a_hair_tighter(self):
         """Boundaries from both sides: fits its conversion, not 1e-9 below it."""
         g = ZCDP(rho=0.1)
-        eps = g.epsilon(1e-5)
+        eps = g.epsilon_at(1e-5)
         assert g.within(ApproxDP(epsilon=eps, delta=1e-5))
         assert not g.within(ApproxDP(epsilon=eps * (1 - 1e-9), delta=1e-5))
 

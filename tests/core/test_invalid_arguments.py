@@ -131,6 +131,6 @@ def test_every_delta_parameter_refuses_values_outside_unit_interval(value):
     with pytest.raises(InvalidParameterError, match="`delta`"):
         ApproxDP(epsilon=1.0, delta=value)
     with pytest.raises(InvalidParameterError, match="`delta`"):
-        GDP(mu=1.0).epsilon(value)
+        GDP(mu=1.0).epsilon_at(value)
     with pytest.raises(InvalidParameterError, match="`delta`"):
         BudgetFilter(epsilon=1.0, delta=value)

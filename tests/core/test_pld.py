@@ -59,7 +59,7 @@ def test_discretisation_dominates_the_exact_profile(guarantee):
     pld = dominating_pld(guarantee.profile, step=1e-3, lowest=-12, highest=12)
     for eps in np.linspace(-1.0, 3.0, 200):
         exact = float(guarantee.profile(np.array([eps]))[0])
-        ours = pld.delta(eps)
+        ours = pld.delta_at(eps)
         assert exact - 1e-15 <= ours <= exact + 1e-5
 
 
@@ -67,7 +67,7 @@ def test_gaussian_compositions_are_not_undercounted_and_nearly_exact():
     """50 Gaussians of mu 0.2 compose to exactly sqrt(50) 0.2-GDP; PLD is above and
     within 1e-4 (its error is O(step^2) per block)."""
     plan = Repeat(Gaussian.for_gdp(0.2, sensitivity=1.0, relation=A), 50)
-    exact = GDP(mu=math.sqrt(50) * 0.2).epsilon(1e-6)
+    exact = GDP(mu=math.sqrt(50) * 0.2).epsilon_at(1e-6)
     ours = PLDAccountant().epsilon(plan, delta=1e-6)
     assert exact <= ours <= exact + 1e-4
 
@@ -103,8 +103,8 @@ def test_subsampling_directions_differ_and_the_worse_is_reported():
     """For Poisson subsampling the remove direction dominates at small delta; the
     accountant reports the worse of the two."""
     pair = PLDAccountant().pair(Repeat(PoissonSubsample(SIGMA_1, 0.05), 100))
-    assert pair.remove.epsilon(1e-6) > pair.add.epsilon(1e-6)
-    assert pair.epsilon(1e-6) == pair.remove.epsilon(1e-6)
+    assert pair.remove.epsilon_at(1e-6) > pair.add.epsilon_at(1e-6)
+    assert pair.epsilon_at(1e-6) == pair.remove.epsilon_at(1e-6)
 
 
 def test_sampling_without_replacement_beats_rdp():
@@ -130,5 +130,5 @@ def test_claimed_pure_blocks_are_accounted_as_randomized_response():
     cannot certify anything finite once rounding leaves any mass at +infinity; the
     basic accountant gives pure epsilon exactly."""
     block = Claimed(PureDP(epsilon=0.3), relation=A)
-    rr = PureDP(epsilon=0.3).epsilon(1e-10)
+    rr = PureDP(epsilon=0.3).epsilon_at(1e-10)
     assert rr <= PLDAccountant().epsilon(block, delta=1e-10) <= rr + 1e-3

@@ -98,8 +98,8 @@ class TestDiscreteLaplaceMechanism:
     def test_calibration_round_trips(self):
         """for_epsilon gives epsilon back (1e-12)."""
         m = DiscreteLaplace.for_epsilon(0.37, sensitivity=2.0, relation=A)
-        assert m.epsilon() == pytest.approx(0.37, rel=1e-12)
-        assert m.guarantee() == PureDP(epsilon=m.epsilon())
+        assert m.epsilon_at(0.0) == pytest.approx(0.37, rel=1e-12)
+        assert m.guarantee() == PureDP(epsilon=m.epsilon_at(0.0))
 
     def test_pure_epsilon_is_the_exact_worst_log_ratio(self):
         """The largest log pmf ratio between outputs for inputs 0 and Δ=2 is Δ/t: the
@@ -107,7 +107,7 @@ class TestDiscreteLaplaceMechanism:
         m = DiscreteLaplace.for_epsilon(0.8, sensitivity=2.0, relation=A)
         pmf = laplace_pmf(m.scale)
         ratios = [math.log(pmf(k) / pmf(k - 2)) for k in range(-30, 31)]
-        assert max(ratios) == pytest.approx(m.epsilon(), rel=1e-12)
+        assert max(ratios) == pytest.approx(m.epsilon_at(0.0), rel=1e-12)
 
     def test_release_is_integer_and_recorded_shape(self):
         """Release keeps integers, shape (*size, *value.shape)."""
@@ -142,11 +142,11 @@ class TestDiscreteGaussianMechanism:
     def test_approx_dp_calibration_is_the_largest_fitting_rho(self):
         """for_approx_dp meets (eps, delta) through zCDP, and 1e-6 less noise does not."""
         m = DiscreteGaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=A)
-        assert m.epsilon(1e-5) <= 1.0
-        assert m.epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)
+        assert m.epsilon_at(1e-5) <= 1.0
+        assert m.epsilon_at(1e-5) == pytest.approx(1.0, rel=1e-9)
         tighter = DiscreteGaussian(noise_scale=m.noise_scale * (1 - 1e-6),
                                    sensitivity=m.sensitivity)
-        assert tighter.epsilon(1e-5) > 1.0
+        assert tighter.epsilon_at(1e-5) > 1.0
 
     def test_renyi_divergence_of_integer_shift_is_at_most_the_claim(self):
         """For an integer shift Δ the Renyi divergence of two discrete Gaussians, summed

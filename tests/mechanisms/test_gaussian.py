@@ -27,8 +27,8 @@ def test_analytic_calibration_round_trips_and_is_sharp(epsilon, delta, sensitivi
     """Property: the calibrated mechanism meets (epsilon, delta) to 1e-9 relative, and
     0.1% less noise no longer does (the boundary from both sides)."""
     m = Gaussian.for_approx_dp(epsilon, delta, sensitivity=sensitivity, relation=R)
-    assert m.delta(epsilon) <= delta  # the exact closed-form profile meets the target
-    assert m.epsilon(delta) == pytest.approx(epsilon, rel=1e-9)
+    assert m.delta_at(epsilon) <= delta  # the exact closed-form profile meets the target
+    assert m.epsilon_at(delta) == pytest.approx(epsilon, rel=1e-9)
     assert m.guarantee().within(ApproxDP(epsilon=epsilon, delta=delta))
     less = Gaussian(noise_scale=m.noise_scale * 0.999, sensitivity=m.sensitivity)
     assert not less.guarantee().within(ApproxDP(epsilon=epsilon, delta=delta))
@@ -52,7 +52,7 @@ def test_classic_is_valid_and_looser_than_analytic(epsilon):
     assert classic.noise_scale == pytest.approx(
         math.sqrt(2 * math.log(1.25 / 1e-6)) / epsilon)
     assert classic.noise_scale > analytic.noise_scale
-    assert classic.epsilon(1e-6) < epsilon
+    assert classic.epsilon_at(1e-6) < epsilon
 
 
 def test_zcdp_and_gdp_calibrations_are_exact():

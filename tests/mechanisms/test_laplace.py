@@ -20,7 +20,7 @@ A = Neighbouring.ADD_REMOVE
 def test_calibration_round_trips(epsilon, sensitivity):
     """Property: for_epsilon then guarantee() gives epsilon back within 1e-12 relative."""
     m = Laplace.for_epsilon(epsilon, sensitivity=sensitivity, relation=A)
-    assert m.epsilon() == pytest.approx(epsilon, rel=1e-12)
+    assert m.epsilon_at(0.0) == pytest.approx(epsilon, rel=1e-12)
 
 
 def test_guarantee_is_pure_and_boundary_is_sharp():
@@ -96,13 +96,13 @@ def test_laplace_profile_equals_numerical_hockey_stick(eps):
 
     direct = sum(integrate.quad(integrand, a, b, epsabs=1e-13)[0]
                  for a, b in ((-50, 0), (0, 1), (1, 60)))
-    assert LaplaceDP(epsilon=eps0).delta(eps) == pytest.approx(direct, rel=1e-8)
+    assert LaplaceDP(epsilon=eps0).delta_at(eps) == pytest.approx(direct, rel=1e-8)
 
 
 def test_approx_dp_calibration_uses_the_exact_profile():
     """for_approx_dp meets (eps, delta) exactly and adds less noise than for_epsilon."""
     m = Laplace.for_approx_dp(1.0, 1e-3, sensitivity=1.0, relation=A)
-    assert m.epsilon(1e-3) == pytest.approx(1.0, rel=1e-12)
+    assert m.epsilon_at(1e-3) == pytest.approx(1.0, rel=1e-12)
     assert m.scale < Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A).scale
 
 

@@ -34,7 +34,7 @@ class TestRandomizedResponse:
     def test_calibration_round_trips(self, eps, k):
         """Property: for_epsilon gives epsilon back (1e-9)."""
         m = RandomizedResponse.for_epsilon(eps, n_categories=k)
-        assert m.epsilon() == pytest.approx(eps, rel=1e-9)
+        assert m.epsilon_at(0.0) == pytest.approx(eps, rel=1e-9)
 
     def test_epsilon_is_the_largest_output_log_ratio(self):
         """Direct computation on the output laws of inputs 0 and 1 (k = 5)."""
@@ -76,11 +76,11 @@ class TestSparseVector:
     def test_epsilon_split_round_trips(self):
         """for_epsilon's scales give back eps = Δ/threshold_scale + 2cΔ/query_scale."""
         svt = SparseVector.for_epsilon(0.7, sensitivity=2.0, relation=A, max_positives=3)
-        assert svt.epsilon() == pytest.approx(0.7, rel=1e-12)
+        assert svt.epsilon_at(0.0) == pytest.approx(0.7, rel=1e-12)
         mono = SparseVector.for_epsilon(0.7, sensitivity=2.0, relation=A, max_positives=3,
                                         monotone=True, threshold_share=0.5)
         assert mono.query_scale == pytest.approx(3 * 2.0 / 0.35)
-        assert mono.epsilon() == pytest.approx(0.7, rel=1e-12)
+        assert mono.epsilon_at(0.0) == pytest.approx(0.7, rel=1e-12)
 
     @pytest.mark.statistical
     def test_above_threshold_probability(self):
@@ -147,7 +147,7 @@ class TestAnalyzeGauss:
         """Outputs are symmetric; off-diagonal noise has standard deviation sigma."""
         m = AnalyzeGauss.for_approx_dp(1.0, 1e-5, row_norm_bound=2.0, relation=R)
         assert m.sensitivity.value == pytest.approx(4 * math.sqrt(2))
-        assert m.epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)
+        assert m.epsilon_at(1e-5) == pytest.approx(1.0, rel=1e-9)
         out = m.release(np.zeros((3, 3)), rng=17, size=20_000)
         assert np.all(out == np.swapaxes(out, -1, -2))
         assert out[:, 0, 1].std() == pytest.approx(m.noise_scale, rel=0.03)  # ~6 s.e.

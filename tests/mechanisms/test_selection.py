@@ -57,7 +57,7 @@ def test_monotone_utilities_use_half_the_scale():
     at most Δ the exact worst log ratio stays below eps."""
     m = Exponential.for_epsilon(1.0, sensitivity=1.0, relation=A, monotone=True)
     assert m.scale == 1.0
-    assert m.epsilon() == pytest.approx(1.0)
+    assert m.epsilon_at(0.0) == pytest.approx(1.0)
     k = 10**6  # candidate 0 up by Δ, others unchanged: ratio -> e^eps, never above
     q = math.exp(1.0) / (math.exp(1.0) + k - 1)
     assert math.log(q * k) <= 1.0
@@ -93,10 +93,10 @@ def test_bounded_range_profile_equals_brute_force_over_t(eta, eps):
 def test_bounded_range_is_tighter_than_pure():
     """eta-BR implies eta-DP and strictly less delta at every eps < eta."""
     for eps in (0.0, 0.3, 0.9):
-        assert BoundedRange(eta=1.0).delta(eps) < PureDP(epsilon=1.0).delta(eps)
+        assert BoundedRange(eta=1.0).delta_at(eps) < PureDP(epsilon=1.0).delta_at(eps)
     assert BoundedRange(eta=1.0).within(PureDP(epsilon=1.0))
     assert not BoundedRange(eta=1.0).within(PureDP(epsilon=0.99))
-    assert BoundedRange(eta=1.0).epsilon(0.0) == pytest.approx(1.0)
+    assert BoundedRange(eta=1.0).epsilon_at(0.0) == pytest.approx(1.0)
 
 
 def permute_and_flip_exact(u, scale):
