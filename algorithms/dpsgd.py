@@ -37,10 +37,10 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         The budget; the noise multiplier is calibrated with privkit's PLD accountant
         (:func:`privkit.opacus_accountant.noise_multiplier_for`) unless
         ``noise_multiplier`` is given, in which case epsilon is only reported.
-    sample_rate : float
+    sampling_rate : float
         Poisson rate q (expected batch size q n).
     epochs : int
-        The number of steps is ``round(epochs / sample_rate)``.
+        The number of steps is ``round(epochs / sampling_rate)``.
     max_grad_norm, learning_rate, regularization : float
         Clipping norm C, SGD step, L2 weight decay.
     loss : {"huber", "hinge"}
@@ -59,13 +59,13 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, sample_rate: float = 0.01,
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, sampling_rate: float = 0.01,
                  epochs: int = 5, max_grad_norm: float = 1.0, learning_rate: float = 0.5,
                  regularization: float = 0.0, loss: str = "huber", huber_h: float = 0.5,
                  noise_multiplier: float | None = None, random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
-        self.sample_rate = sample_rate
+        self.sampling_rate = sampling_rate
         self.epochs = epochs
         self.max_grad_norm = max_grad_norm
         self.learning_rate = learning_rate
@@ -76,7 +76,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         self.random_state = random_state
 
     def _steps(self) -> int:
-        q = check.rate("sample_rate", self.sample_rate, type(self).__name__)
+        q = check.rate("sampling_rate", self.sampling_rate, type(self).__name__)
         epochs = check.positive_int("epochs", self.epochs, type(self).__name__)
         return max(1, round(epochs / q))
 
@@ -88,14 +88,15 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
             return check.positive_finite("noise_multiplier", self.noise_multiplier, owner)
         eps = check.positive_finite("epsilon", self.epsilon, owner)
         dlt = check.open_unit("delta", self.delta, owner)
-        return noise_multiplier_for(eps, dlt, sample_rate=self.sample_rate, steps=self._steps())
+        return noise_multiplier_for(eps, dlt, sampling_rate=self.sampling_rate,
+                                    steps=self._steps())
 
-    def plan(self, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """``Repeat(PoissonSubsample(Gaussian), steps)``; the shape does not change it."""
         from privkit.opacus_accountant import dp_sgd_plan
 
         check.positive_int("n_samples", n_samples, "plan")
-        return dp_sgd_plan(self._sigma(), self.sample_rate, self._steps())
+        return dp_sgd_plan(self._sigma(), self.sampling_rate, self._steps())
 
     def fit(self, X: Any, y: Any) -> DPSGDLinearSVM:
         import torch
@@ -120,7 +121,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         generator = torch.Generator().manual_seed(seed)
         data = torch.utils.data.TensorDataset(torch.from_numpy(X),
                                               torch.from_numpy(signs.astype(np.float32)))
-        batch = max(1, round(self.sample_rate * len(y)))
+        batch = max(1, round(self.sampling_rate * len(y)))
         loader = torch.utils.data.DataLoader(data, batch_size=batch, generator=generator)
         model = torch.nn.Linear(X.shape[1], outputs)
         optimizer = torch.optim.SGD(model.parameters(), lr=self.learning_rate,
@@ -157,7 +158,8 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         self.intercept_ = layer.bias.detach().numpy().astype(np.float64)
         self.noise_multiplier_ = sigma
         self.n_steps_ = steps
-        self.plan_ = self.plan(len(y), X.shape[1], self.classes_.size)
+        self.plan_ = self.plan(n_samples=len(y), n_features=X.shape[1],
+                               n_classes=self.classes_.size)
         self.ledger_ = ledger
         self.guarantee_: Guarantee = tightest(self.plan_, delta=self.delta).guarantee
         self.accountant_epsilon_ = float(engine.get_epsilon(self.delta))

@@ -142,7 +142,7 @@ class _PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # 
     def _block(self, n_samples: int, epsilon: float, loss: MarginLoss) -> Block:
         raise NotImplementedError
 
-    def plan(self, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """The blocks ``fit`` will run on data of this shape, before any data is seen.
 
         One block per binary problem: one for two classes, one per class (one-vs-rest)
@@ -170,7 +170,7 @@ class _PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # 
                              type(self).__name__)
         n, d = X.shape
         Z = clipped_rows(X, self.row_norm_bound, clip=self.clip, owner=type(self).__name__)
-        plan = self.plan(n, d, self.classes_.size)
+        plan = self.plan(n_samples=n, n_features=d, n_classes=self.classes_.size)
         rng = np.random.default_rng(self.random_state)
         targets = ([self.classes_[1]] if self.classes_.size == 2 else list(self.classes_))
         eps_each = self.epsilon / len(targets)
@@ -183,7 +183,7 @@ class _PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # 
         self.intercept_ = np.zeros(len(coefs))
         self.plan_ = plan
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = BasicAccountant().guarantee(plan, delta=0.0)
+        self.guarantee_: Guarantee = BasicAccountant().guarantee(plan)
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
         return self
 

@@ -10,6 +10,7 @@ run in one process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -106,14 +107,17 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
     .. versionadded:: 0.1.0
     """
 
-    def plan(self, participant_sizes: list[int], n_features: int, n_classes: int = 2
+    def plan(self, *, n_samples: int | Sequence[int], n_features: int, n_classes: int = 2
              ) -> Block:
-        """The federation's plan for participants of these sizes."""
+        """The federation's plan; ``n_samples`` is the participants' sizes (one int: one
+        participant)."""
+        participant_sizes = [n_samples] if isinstance(n_samples, int) else list(n_samples)
         eps1, eps2 = self._budget()
         k = check.positive_int("n_components", self.n_components, type(self).__name__)
         check.positive_int("n_features", n_features, "plan")
         parts = [Sequential(pca_block(eps1, self.delta, self.calibration),
-                            self._classifier(eps2).plan(n, k, n_classes))
+                            self._classifier(eps2).plan(n_samples=n, n_features=k,
+                                                        n_classes=n_classes))
                  for n in participant_sizes]
         return parts[0] if len(parts) == 1 else Parallel(*parts)
 
@@ -140,7 +144,8 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
                       for m in members]
         self.coef_ = Server.average(models, sizes)
         self.participants_ = names
-        self.plan_ = self.plan(sizes, X.shape[1], self.classes_.size)
+        self.plan_ = self.plan(n_samples=sizes, n_features=X.shape[1],
+                               n_classes=self.classes_.size)
         self.ledger_ = ledger
         self.guarantee_: Guarantee = tightest(self.plan_, delta=self.delta).guarantee
         parts = self.plan_.parts if isinstance(self.plan_, Parallel) else (self.plan_,)

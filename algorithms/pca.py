@@ -38,13 +38,14 @@ def pca_block(epsilon: float, delta: float, calibration: str) -> AnalyzeGauss:
     sqrt(2), not the paper's 1 (see :class:`DPPCA`).
     """
     if calibration == "analytic":
-        return AnalyzeGauss.for_approx_dp(epsilon, delta, row_norm_bound=1.0, relation=R)
+        return AnalyzeGauss.for_approx_dp(epsilon=epsilon, delta=delta, row_norm_bound=1.0,
+                                          relation=R)
     if calibration == "classic":
         from privkit.mechanisms import classic_gaussian_sigma, second_moment_sensitivity
 
         sens = second_moment_sensitivity(1.0, R)
-        return AnalyzeGauss(noise_scale=classic_gaussian_sigma(epsilon, delta, sens.value),
-                            row_norm_bound=1.0, relation=R)
+        sigma = classic_gaussian_sigma(epsilon=epsilon, delta=delta, sensitivity=sens.value)
+        return AnalyzeGauss(noise_scale=sigma, row_norm_bound=1.0, relation=R)
     raise check.fail("calibration", calibration, "'analytic' or 'classic'", "DPPCA")
 
 
@@ -96,7 +97,7 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.calibration = calibration
         self.random_state = random_state
 
-    def plan(self, n_samples: int, n_features: int) -> AnalyzeGauss:
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> AnalyzeGauss:
         """One Analyze Gauss block (the data's shape does not change it)."""
         owner = "DPPCA"
         check.positive_int("n_samples", n_samples, owner)
@@ -112,15 +113,14 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         k = check.positive_int("n_components", self.n_components, "DPPCA")
         if k > d:
             raise check.fail("n_components", k, f"at most n_features={d}", "DPPCA")
-        block = self.plan(n, d)
+        block = self.plan(n_samples=n, n_features=d)
         Z = clipped_rows(X, self.row_norm_bound)
         with Ledger() as ledger:
             U = private_subspace(Z, block, k, np.random.default_rng(self.random_state))
         self.components_ = U.T
         self.plan_ = block
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = ApproxDP(epsilon=block.epsilon_at(self.delta),
-                                              delta=self.delta)
+        self.guarantee_: Guarantee = tightest(block, delta=self.delta).guarantee
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)
         return self
 
@@ -194,12 +194,12 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
                     row_norm_bound=self.row_norm_bound, calibration=self.calibration)
         return pca, self._classifier(eps2)
 
-    def plan(self, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """``Sequential(PCA block, classifier plan)``, known before any data is seen."""
         pca, clf = self._parts()
         k = check.positive_int("n_components", self.n_components, type(self).__name__)
-        return Sequential(pca.plan(n_samples, n_features),
-                          clf.plan(n_samples, k, n_classes))
+        return Sequential(pca.plan(n_samples=n_samples, n_features=n_features),
+                          clf.plan(n_samples=n_samples, n_features=k, n_classes=n_classes))
 
     def fit(self, X: Any, y: Any) -> DPDRDPMLClassifier:
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -214,7 +214,8 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
         self.pca_ = pca
         self.classifier_ = clf
         self.classes_ = clf.classes_
-        self.plan_ = self.plan(X.shape[0], X.shape[1], self.classes_.size)
+        self.plan_ = self.plan(n_samples=X.shape[0], n_features=X.shape[1],
+                               n_classes=self.classes_.size)
         self.ledger_ = ledger
         self.guarantee_: Guarantee = tightest(self.plan_, delta=self.delta).guarantee
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)

@@ -82,7 +82,8 @@ def unclipped_mean() -> BrokenCase:
 def gaussian_delta_misscaled() -> BrokenCase:
     from privkit.mechanisms import analytic_gaussian_sigma
 
-    sigma = analytic_gaussian_sigma(1.0, 1e-2, 1.0)  # calibrated for delta = 1e-2
+    # calibrated for delta = 1e-2
+    sigma = analytic_gaussian_sigma(epsilon=1.0, delta=1e-2, sensitivity=1.0)
 
     def system(value: Any, rng: np.random.Generator, size: int) -> Any:
         return value + rng.normal(0.0, sigma, size)
@@ -95,7 +96,8 @@ def gaussian_delta_misscaled() -> BrokenCase:
 def gaussian_sensitivity_too_small() -> BrokenCase:
     from privkit.mechanisms import analytic_gaussian_sigma
 
-    sigma = analytic_gaussian_sigma(1.0, AUDIT_DELTA, 1.0)  # calibrated for sensitivity 1
+    # calibrated for sensitivity 1
+    sigma = analytic_gaussian_sigma(epsilon=1.0, delta=AUDIT_DELTA, sensitivity=1.0)
 
     def system(value: Any, rng: np.random.Generator, size: int) -> Any:
         return value + rng.normal(0.0, sigma, size)

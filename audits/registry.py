@@ -3,21 +3,24 @@
 ``CASES[name](epsilon, delta)`` builds the mechanism calibrated to ``epsilon`` (and, for
 approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), a batched
 system that draws its outputs, the neighbouring pair on which its privacy loss is
-largest, and the claim to test. Algorithms register their own cases here as they arrive
-(:func:`register`).
+largest, and the claim to test. Every registered mechanism with a
+:meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); algorithms
+register theirs with :func:`register`.
 
 .. versionadded:: 0.1.0
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
 import numpy as np
 
 from privkit.audits.pairs import NeighbouringPair
+from privkit.mechanism import Mechanism, registered_mechanisms
 from privkit.neighbouring import Neighbouring
 
 __all__ = ["CASES", "AuditCase", "register"]
@@ -39,111 +42,67 @@ class AuditCase:
     #: Cap on draws per side for slow systems (each draw of objective perturbation solves
     #: an optimisation problem); ``privkit audit`` uses the smaller of this and --trials.
     max_trials: int | None = None
+    #: The largest fraction of the claim this pair can certify, where it is known not to
+    #: reach the claim (see :class:`privkit.WorstCase`).
+    ceiling: float = 1.0
 
 
-CASES: dict[str, Callable[..., AuditCase]] = {}
+_ALGORITHMS: dict[str, Callable[..., AuditCase]] = {}
 
 
 def register(name: str, build: Callable[..., AuditCase]) -> None:
-    """Make ``privkit audit NAME`` run ``build(epsilon, delta)``."""
-    CASES[name] = build
+    """Make ``privkit audit NAME`` run ``build(epsilon, delta)`` (for systems that are not
+    a single mechanism; a mechanism's case comes from its ``worst_case``)."""
+    _ALGORITHMS[name] = build
 
 
-def _simulating(mechanism: Any, **kwargs: Any) -> Callable[[Any, np.random.Generator, int], Any]:
-    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
-        return mechanism.simulate(value, rng=rng, size=size, **kwargs)
+def mechanism_case(cls: type[Mechanism]) -> Callable[..., AuditCase]:
+    """The audit case of a mechanism class, from its :meth:`~Mechanism.worst_case`."""
 
-    return system
-
-
-def _laplace(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import Laplace
-
-    m = Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
-    return AuditCase(_simulating(m), NeighbouringPair(first=0.0, second=1.0, relation=A),
-                     eps, 0.0)
-
-
-def _gaussian(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import Gaussian
-
-    m = Gaussian.for_approx_dp(eps, delta, sensitivity=1.0, relation=A)
-    return AuditCase(_simulating(m), NeighbouringPair(first=0.0, second=1.0, relation=A),
-                     eps, delta)
-
-
-def _l2_laplace(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import L2Laplace
-
-    m = L2Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
-    return AuditCase(_simulating(m), NeighbouringPair(first=np.zeros(3),
-                                                      second=np.array([1.0, 0.0, 0.0]),
-                                                      relation=A), eps, 0.0)
-
-
-def _discrete_laplace(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import DiscreteLaplace
-
-    m = DiscreteLaplace.for_epsilon(eps, sensitivity=1.0, relation=A)
-    return AuditCase(_simulating(m), NeighbouringPair(first=0, second=1, relation=A), eps, 0.0)
-
-
-def _discrete_gaussian(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import DiscreteGaussian
-
-    m = DiscreteGaussian.for_approx_dp(eps, delta, sensitivity=1.0, relation=A)
-    return AuditCase(_simulating(m), NeighbouringPair(first=0, second=1, relation=A),
-                     eps, delta)
-
-
-def _selection(kind: str) -> Callable[..., AuditCase]:
     def build(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-        import privkit.mechanisms as mechanisms
+        worst = cls.worst_case(eps, delta)
+        assert worst is not None
+        mechanism, options, statistic = worst.mechanism, worst.options, worst.statistic
 
-        m = getattr(mechanisms, kind).for_epsilon(eps, sensitivity=1.0, relation=R)
-        # every utility moves by at most 1: candidate 0 up on D', the others down
-        pair = NeighbouringPair(first=np.zeros(4), second=np.array([1.0, -1.0, -1.0, -1.0]),
-                                relation=R)
-        return AuditCase(_simulating(m), pair, eps, 0.0)
+        def system(value: Any, rng: np.random.Generator, size: int) -> Any:
+            out = mechanism.simulate(value, rng=rng, size=size, **options)
+            return out if statistic is None else statistic(out)
+
+        pure = mechanism.epsilon_at(0.0)
+        claim = (pure, 0.0) if math.isfinite(pure) else (mechanism.epsilon_at(delta), delta)
+        pair = NeighbouringPair(first=worst.first, second=worst.second,
+                                relation=mechanism.relation)
+        return AuditCase(system, pair, claim[0], claim[1], ceiling=worst.ceiling)
 
     return build
 
 
-def _randomized_response(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import RandomizedResponse
-
-    m = RandomizedResponse.for_epsilon(eps, n_categories=3)
-
-    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
-        return m.simulate(np.full(size, value), rng=rng)
-
-    return AuditCase(system, NeighbouringPair(first=0, second=1, relation=R), eps, 0.0)
+def _has_worst_case(cls: type[Mechanism]) -> bool:
+    return cls.worst_case.__func__ is not Mechanism.worst_case.__func__  # type: ignore[attr-defined]
 
 
-def _sparse_vector(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import SparseVector
+class _Cases(Mapping[str, Callable[..., AuditCase]]):
+    """Every registered mechanism with a worst case, and every registered system; read
+    afresh on each access, so a mechanism defined after import is covered."""
 
-    m = SparseVector.for_epsilon(eps, sensitivity=1.0, relation=A)
+    def _all(self) -> dict[str, Callable[..., AuditCase]]:
+        found = {kind: mechanism_case(cls) for kind, cls in registered_mechanisms().items()
+                 if _has_worst_case(cls)}
+        found.update(_ALGORITHMS)
+        return found
 
-    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
-        return m.simulate(value, threshold=0.0, rng=rng, size=size)[:, 0]
+    def __getitem__(self, name: str) -> Callable[..., AuditCase]:
+        return self._all()[name]
 
-    return AuditCase(system, NeighbouringPair(first=np.array([0.0]), second=np.array([1.0]),
-                                              relation=A), eps, 0.0)
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
-def _analyze_gauss(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.mechanisms import AnalyzeGauss
-
-    m = AnalyzeGauss.for_approx_dp(eps, delta, row_norm_bound=1.0, relation=A)
-
-    def system(value: Any, rng: np.random.Generator, size: int) -> Any:
-        return m.simulate(value, rng=rng, size=size)[:, 0, 0]  # the changed entry
-
-    e1 = np.zeros((3, 3))
-    e1[0, 0] = 1.0
-    return AuditCase(system, NeighbouringPair(first=np.zeros((3, 3)), second=e1, relation=A),
-                     eps, delta)
+#: ``CASES[name](epsilon, delta)``: every case ``privkit audit`` knows.
+CASES: Mapping[str, Callable[..., AuditCase]] = _Cases()
 
 
 def _erm_pair() -> NeighbouringPair:
@@ -164,7 +123,7 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms._losses import MarginLoss
 
     clf = OutputPerturbationClassifier(epsilon=eps, regularization=0.1)
-    block = clf.plan(20, 2)
+    block = clf.plan(n_samples=20, n_features=2)
 
     def system(rows: Any, rng: np.random.Generator, size: int) -> Any:
         w = solve_erm(rows[:, :2], rows[:, 2], MarginLoss("huber"), clf.regularization)
@@ -178,7 +137,7 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
     from privkit.algorithms._losses import MarginLoss
 
     clf = ObjectivePerturbationClassifier(epsilon=eps, regularization=0.1)
-    block = clf.plan(20, 2)
+    block = clf.plan(n_samples=20, n_features=2)
 
     def system(rows: Any, rng: np.random.Generator, size: int) -> Any:
         noise = block.simulate(2, rng=rng, size=size)  # type: ignore[union-attr]
@@ -192,7 +151,7 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
 def _dp_pca(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import DPPCA
 
-    block = DPPCA(1, epsilon=eps, delta=delta).plan(10, 3)
+    block = DPPCA(1, epsilon=eps, delta=delta).plan(n_samples=10, n_features=3)
     rng = np.random.default_rng(1)
     rows = rng.normal(size=(10, 3)) * [1.0, 0.8, 0.6]
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
@@ -263,7 +222,7 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
     labels = (rows[:, 0] > 0).astype(int)
     first = np.column_stack([rows, labels])
-    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, sample_rate=0.5, epochs=2, learning_rate=1.0)
+    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, sampling_rate=0.5, epochs=2, learning_rate=1.0)
     sigma = svm._sigma()
 
     def system(data: Any, rng: np.random.Generator, size: int) -> Any:
@@ -280,17 +239,6 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
 
 
 for _name, _build in {
-    "laplace": _laplace,
-    "gaussian": _gaussian,
-    "l2_laplace": _l2_laplace,
-    "discrete_laplace": _discrete_laplace,
-    "discrete_gaussian": _discrete_gaussian,
-    "exponential": _selection("Exponential"),
-    "report_noisy_max": _selection("ReportNoisyMax"),
-    "permute_and_flip": _selection("PermuteAndFlip"),
-    "randomized_response": _randomized_response,
-    "sparse_vector": _sparse_vector,
-    "analyze_gauss": _analyze_gauss,
     "output_perturbation": _output_perturbation,
     "objective_perturbation": _objective_perturbation,
     "dp_pca": _dp_pca,

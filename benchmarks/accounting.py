@@ -8,7 +8,13 @@ Run: .venv/bin/python benchmarks/accounting.py
 2. Closed forms: 100 blocks of pure 0.1 at delta 1e-5 (optimal 4.3068, DRV 5.8502).
 3. 1,000 heterogeneous blocks (500 Laplace, 500 Gaussian, scales uniform in [20, 200],
    sensitivity 1): PLD under 1 s, next to RDP and zCDP.
+4. Hostile shapes (issue 10 item 5), plans read with privkit.plan_spec.plan_from_spec as
+   ``privkit account`` reads them: 40 nested repeats of count 2, one repeat of count
+   10^30, 350 nested sequential nodes. Every accountant that accepts them, and
+   tightest over all, must answer in well under a second with bounded memory (the peak
+   resident memory of the process is printed).
 Times are medians of 5 runs (each from scratch) after one warm-up run.
+Results: benchmarks/results/accounting.txt (python benchmarks/accounting.py > that file).
 """
 
 from __future__ import annotations
@@ -94,7 +100,7 @@ def closed_forms() -> None:
 
 def heterogeneous() -> None:
     rng = np.random.default_rng(2026)
-    laplaces = [Laplace(scale=float(s), sensitivity=Sensitivity(value=1.0, norm=Norm.L1,
+    laplaces = [Laplace(noise_scale=float(s), sensitivity=Sensitivity(value=1.0, norm=Norm.L1,
                                                                 relation=A))
                 for s in rng.uniform(20, 200, 500)]
     gaussians = [Gaussian(noise_scale=float(s), sensitivity=Sensitivity(
@@ -109,7 +115,42 @@ def heterogeneous() -> None:
     print(f"  PLD is {100 * (1 - results['pld'] / results['rdp']):.1f}% below RDP")
 
 
+def hostile_shapes() -> None:
+    import resource
+
+    from privkit import available_accountants, tightest
+    from privkit.plan_spec import plan_from_spec
+
+    leaf = {"claimed": {"label": "q", "guarantee": {"pure_dp": {"epsilon": 0.01}}}}
+    nested: dict[str, object] = leaf
+    for _ in range(40):
+        nested = {"repeat": {"count": 2, "block": nested}}
+    deep: dict[str, object] = leaf
+    for _ in range(350):
+        deep = {"sequential": [deep, leaf]}
+    specs = {"40 nested repeats of 2": nested,
+             "repeat count 10^30": {"repeat": {"count": 10**30, "block": leaf}},
+             "350 nested sequential": deep}
+    print("Hostile shapes (pure 0.01 leaves), delta 1e-5: seconds per accountant")
+    for label, spec in specs.items():
+        plan = plan_from_spec(spec, relation="add_remove")
+        cells = []
+        for accountant in available_accountants():
+            if not accountant.supports(plan):
+                cells.append(f"{accountant.name} refused")
+                continue
+            _, seconds = timed(lambda a=accountant, p=plan: a.epsilon(p, delta=1e-5))
+            cells.append(f"{accountant.name} {seconds:.3f}")
+        result, seconds = timed(lambda p=plan: tightest(p, delta=1e-5).epsilon)
+        print(f"  {label:<24} tightest {seconds:.3f} s (epsilon {result:.6g})")
+        print("    " + ", ".join(cells))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  peak resident memory of this process: {peak:.0f} MB")
+
+
 if __name__ == "__main__":
+    hostile_shapes()
+    print()
     dp_sgd()
     print()
     closed_forms()

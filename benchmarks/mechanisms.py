@@ -49,14 +49,14 @@ def median_seconds(draw: Callable[[], object], repeats: int = REPEATS) -> float:
 def main() -> None:
     rng = np.random.default_rng(0)
     lap = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
-    gau = Gaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=A)
+    gau = Gaussian.for_approx_dp(epsilon=1.0, delta=1e-5, sensitivity=1.0, relation=A)
     l2 = L2Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
     dlap = DiscreteLaplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
     dgau = DiscreteGaussian.for_zcdp(0.5, sensitivity=1.0, relation=A)
     rr = RandomizedResponse.for_epsilon(1.0, n_categories=2)
     svt = SparseVector.for_epsilon(1.0, sensitivity=1.0, relation=A, max_positives=1)
-    ag = AnalyzeGauss.for_approx_dp(1.0, 1e-5, row_norm_bound=1.0, relation=A)
-    p_geom = -np.expm1(-1.0 / dlap.scale)
+    ag = AnalyzeGauss.for_approx_dp(epsilon=1.0, delta=1e-5, row_norm_bound=1.0, relation=A)
+    p_geom = -np.expm1(-1.0 / dlap.noise_scale)
     bits = np.zeros(N, dtype=np.int64)
     d = 10  # 10x10 matrices: 55 upper-triangle entries, N/55 releases
     upper = np.triu_indices(d)
@@ -77,7 +77,7 @@ def main() -> None:
         return out + np.eye(d)
 
     rows = [
-        ("Laplace", lambda: rng.laplace(0, lap.scale, N),
+        ("Laplace", lambda: rng.laplace(0, lap.noise_scale, N),
          lambda: lap.simulate(0.0, rng=rng, size=N), lambda: lap.release(0.0, rng=rng, size=N)),
         ("Gaussian", lambda: rng.normal(0, gau.noise_scale, N),
          lambda: gau.simulate(0.0, rng=rng, size=N), lambda: gau.release(0.0, rng=rng, size=N)),

@@ -21,10 +21,15 @@ AnalyzeGauss                 exact GDP on a symmetric second-moment matrix
 ObjectivePerturbation        pure (Chaudhuri et al. 2011, Theorem 9)
 ===========================  ==========================================================
 
+``standard_laplace``, ``standard_normal`` and ``standard_exponential`` are the unit-scale
+samplers with exact, unbounded tails that the floating-point-safe release path needs; a
+mechanism defined outside privkit returns one of them from ``_standard_noise``.
+
 .. versionadded:: 0.1.0
 """
 
 from privkit.conversions import laplace_rdp
+from privkit.mechanisms._noise import standard_exponential, standard_laplace, standard_normal
 from privkit.mechanisms.analyze_gauss import AnalyzeGauss, second_moment_sensitivity
 from privkit.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
 from privkit.mechanisms.exponential import Exponential
@@ -60,4 +65,7 @@ __all__ = [
     "laplace_rdp",
     "randomized_response_rdp",
     "second_moment_sensitivity",
+    "standard_exponential",
+    "standard_laplace",
+    "standard_normal",
 ]

@@ -14,19 +14,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import GDP, ZCDP, Guarantee
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size, as_value
+from privkit.mechanism import AdditiveMechanism, WorstCase, as_value, noise_scale_field
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
-from ._grid import release_on_grid
+from ._noise import StandardNoise, standard_normal
 from ._validators import positive_finite
-from .gaussian import analytic_gaussian_sigma, standard_normal
+from .gaussian import analytic_gaussian_sigma
 
 __all__ = ["AnalyzeGauss", "second_moment_sensitivity"]
 
 
-def second_moment_sensitivity(row_norm_bound: float, relation: Neighbouring) -> Sensitivity:
+def second_moment_sensitivity(row_norm_bound: float, relation: Neighbouring | str
+                              ) -> Sensitivity:
     """L2 sensitivity of the upper triangle (diagonal included) of ``X^T X``.
 
     Notes
@@ -44,12 +43,12 @@ def second_moment_sensitivity(row_norm_bound: float, relation: Neighbouring) -> 
     return Sensitivity(value=factor * b * b, norm=Norm.L2, relation=rel)
 
 
-def _check_relation(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(check.field_name(attribute), value, Neighbouring, type(instance).__name__)
+def _relation(value: Any) -> Neighbouring:
+    return Neighbouring.parse(value, owner="AnalyzeGauss")
 
 
 @attrs.frozen(kw_only=True)
-class AnalyzeGauss(Mechanism):
+class AnalyzeGauss(AdditiveMechanism):
     """Release ``C + E`` for a symmetric d x d second-moment matrix ``C = X^T X`` whose
     rows have L2 norm at most ``row_norm_bound``; E is symmetric with independent
     N(0, sigma^2) entries on and above the diagonal.
@@ -60,23 +59,23 @@ class AnalyzeGauss(Mechanism):
         sigma, finite and > 0.
     row_norm_bound : float
         B: a public bound on every row's L2 norm (clip rows to it).
-    relation : Neighbouring
+    relation : Neighbouring or str
         Neighbouring relation; sets the sensitivity (:func:`second_moment_sensitivity`).
 
     Notes
     -----
     A Gaussian mechanism on the d(d+1)/2 upper-triangle entries, so exactly
-    ``(Δ / sigma)``-GDP. Seed 004 (Wang et al. 2024), Algorithm 2 ("DPDR"), uses this
-    noise for DP-PCA. The Wishart mechanism, sometimes offered for the same job, is not
-    private (diffprivlib removed it) and privkit does not offer it.
+    ``(Δ / sigma)``-GDP. Wang et al. 2024 ("Differentially private SVMs with knowledge
+    aggregation"), Algorithm 2 ("DPDR"), uses this noise for DP-PCA. The Wishart
+    mechanism, sometimes offered for the same job, is not private (diffprivlib removed
+    it) and privkit does not offer it.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from privkit import Neighbouring
     >>> from privkit.mechanisms import AnalyzeGauss
-    >>> m = AnalyzeGauss.for_approx_dp(1.0, 1e-5, row_norm_bound=1.0,
-    ...                                relation=Neighbouring.ADD_REMOVE)
+    >>> m = AnalyzeGauss.for_approx_dp(epsilon=1.0, delta=1e-5, row_norm_bound=1.0,
+    ...                                relation="add_remove")
     >>> noisy = m.release(np.eye(3), rng=0)
     >>> bool(np.allclose(noisy, noisy.T))
     True
@@ -86,20 +85,30 @@ class AnalyzeGauss(Mechanism):
 
     kind: ClassVar[str] = "analyze_gauss"
 
-    noise_scale: float = attrs.field(validator=positive_finite)
+    noise_scale: float = noise_scale_field()
     row_norm_bound: float = attrs.field(validator=positive_finite)
-    _relation: Neighbouring = attrs.field(alias="relation", validator=_check_relation)
+    _relation: Neighbouring = attrs.field(alias="relation", converter=_relation)
 
     @classmethod
-    def for_approx_dp(cls, epsilon: float, delta: float, *, row_norm_bound: float,
-                      relation: Neighbouring) -> AnalyzeGauss:
+    def for_approx_dp(cls, *, epsilon: float, delta: float, row_norm_bound: float,
+                      relation: Neighbouring | str) -> AnalyzeGauss:
         """The smallest sigma meeting (epsilon, delta) exactly (analytic Gaussian)."""
         owner = "AnalyzeGauss.for_approx_dp"
         eps = check.positive_finite("epsilon", epsilon, owner)
         d = check.open_unit("delta", delta, owner)
         sens = second_moment_sensitivity(row_norm_bound, relation)
-        sigma = analytic_gaussian_sigma(eps, d, sens.value)
+        sigma = analytic_gaussian_sigma(epsilon=eps, delta=d, sensitivity=sens.value)
         return cls(noise_scale=sigma, row_norm_bound=row_norm_bound, relation=sens.relation)
+
+    @classmethod
+    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+        """The zero matrix against ``e_1 e_1^T`` (one unit row added): the upper triangle
+        moves by exactly the sensitivity."""
+        mech = cls.for_approx_dp(epsilon=epsilon, delta=delta, row_norm_bound=1.0,
+                                 relation=Neighbouring.ADD_REMOVE)
+        e1 = np.zeros((3, 3))
+        e1[0, 0] = 1.0
+        return WorstCase(mech, np.zeros((3, 3)), e1, statistic=_changed_entry)
 
     @property
     def relation(self) -> Neighbouring:
@@ -114,44 +123,26 @@ class AnalyzeGauss(Mechanism):
         mu = self.sensitivity.value / self.noise_scale
         return (GDP(mu=mu), ZCDP(rho=mu * mu / 2.0))
 
-    def _matrix(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
+    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
         c = as_value(value, owner)
         if c.ndim != 2 or c.shape[0] != c.shape[1] or not np.allclose(c, c.T):
             raise check.fail("value", f"array of shape {c.shape}", "a symmetric square matrix",
                              owner)
         return c
 
-    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.float64]:
+    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+        return standard_normal
+
+    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                **options: Any) -> NDArray[np.float64]:
+        upper = np.triu_indices(value.shape[0])
+        return _symmetric(super()._sample(value[upper], rng, shape), value.shape[0], upper)
+
+    def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                 **options: Any) -> NDArray[np.float64]:
         """``C + E``, floating-point safe; shape ``(*size, d, d)``."""
-        owner = "AnalyzeGauss.release"
-        c = self._matrix(value, owner)
-        shape = as_size(size, owner)
-        upper = np.triu_indices(c.shape[0])
-        noisy = release_on_grid(
-            c[upper], noise_scale=self.noise_scale, sensitivity=self.sensitivity.value,
-            dimension_penalty=math.sqrt, standard_noise=standard_normal,
-            rng=as_generator(rng, owner=owner), shape=shape, owner=owner)
-        record(self, math.prod(shape))
-        return _symmetric(noisy, c.shape[0], upper)
-
-    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.float64]:
-        owner = "AnalyzeGauss.simulate"
-        c = self._matrix(value, owner)
-        shape = as_size(size, owner)
-        upper = np.triu_indices(c.shape[0])
-        gen = as_generator(rng, owner=owner)
-        noisy = c[upper] + self.noise_scale * gen.standard_normal((*shape, len(upper[0])))
-        return _symmetric(noisy, c.shape[0], upper)
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"analyze_gauss": {"noise_scale": self.noise_scale,
-                                  "row_norm_bound": self.row_norm_bound}}
-
-    def __str__(self) -> str:
-        return (f"AnalyzeGauss(σ={self.noise_scale:.6g}, B={self.row_norm_bound:g}): "
-                f"{self.guarantee()}")
+        upper = np.triu_indices(value.shape[0])
+        return _symmetric(super()._release(value[upper], rng, shape), value.shape[0], upper)
 
 
 def _symmetric(upper_values: NDArray[np.float64], d: int,
@@ -160,3 +151,7 @@ def _symmetric(upper_values: NDArray[np.float64], d: int,
     out[..., upper[0], upper[1]] = upper_values
     out[..., upper[1], upper[0]] = upper_values
     return out
+
+
+def _changed_entry(outputs: NDArray[np.float64]) -> NDArray[np.float64]:
+    return outputs[..., 0, 0]

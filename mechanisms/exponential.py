@@ -23,26 +23,25 @@ __all__ = ["Exponential"]
 
 @attrs.frozen(kw_only=True)
 class Exponential(NoisyArgmax):
-    """Select candidate i with probability proportional to ``exp(u_i / scale)``.
+    """Select candidate i with probability proportional to ``exp(u_i / noise_scale)``.
 
-    ``Exponential.for_epsilon(eps, sensitivity=Δ)`` gives ``scale = 2Δ / eps``: the
+    ``Exponential.for_epsilon(eps, sensitivity=Δ)`` gives ``noise_scale = 2Δ / eps``: the
     familiar ``exp(eps u / (2Δ))``. The factor 2 is needed because between neighbours both
     the chosen utility and the normaliser move; with ``monotone=True`` (all utilities move
-    the same way, e.g. counts under ADD_REMOVE) ``scale = Δ / eps`` suffices (McSherry,
+    the same way, e.g. counts under ADD_REMOVE) ``noise_scale = Δ / eps`` suffices (McSherry,
     Talwar 2007, Theorem 6; Dwork, Roth 2014, Theorem 3.10).
 
     Notes
     -----
-    Drawn as ``argmax(u / scale + G)`` with independent standard Gumbel G (Gumbel-max
-    trick; G = -log E with E standard exponential). Privacy: pure eps-DP and
+    Drawn as ``argmax((u - max u) / noise_scale + G)`` with independent standard Gumbel
+    G (Gumbel-max trick; G = -log E with E standard exponential). Privacy: pure eps-DP and
     eps-bounded-range (Durfee, Rogers 2019, Lemma 3.2), whose exact profile, zCDP
     ``eps^2 / 8`` and RDP are given by :class:`~privkit.BoundedRange`.
 
     Examples
     --------
-    >>> from privkit import Neighbouring
     >>> from privkit.mechanisms import Exponential
-    >>> m = Exponential.for_epsilon(1.0, sensitivity=1.0, relation=Neighbouring.REPLACE_ONE)
+    >>> m = Exponential.for_epsilon(1.0, sensitivity=1.0, relation="replace_one")
     >>> m.guarantees()
     (BoundedRange(eta=1.0), PureDP(epsilon=1.0))
     >>> int(m.release([0.0, 10.0, 50.0], rng=0))
@@ -55,7 +54,8 @@ class Exponential(NoisyArgmax):
 
     @classmethod
     def for_zcdp(cls, rho: float, *, sensitivity: float | Sensitivity,
-                 relation: Neighbouring | None = None, monotone: bool = False) -> Exponential:
+                 relation: Neighbouring | str | None = None, monotone: bool = False
+                 ) -> Exponential:
         """The mechanism that is rho-zCDP through bounded range: ``eta = sqrt(8 rho)``
         (Cesar, Rogers 2021, Lemma 3.2), i.e. ``for_epsilon(sqrt(8 rho))``."""
         r = check.positive_finite("rho", rho, "Exponential.for_zcdp")

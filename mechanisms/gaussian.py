@@ -6,27 +6,22 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import attrs
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit import conversions
 from privkit.guarantees import GDP, ZCDP, Guarantee
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size, as_value
+from privkit.mechanism import AdditiveMechanism, WorstCase, noise_scale_field, sensitivity_field
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
-from ._grid import release_on_grid
-from ._validators import sensitivity_in
+from ._noise import StandardNoise, standard_normal
 
-__all__ = ["Gaussian", "analytic_gaussian_sigma", "classic_gaussian_sigma", "standard_normal"]
+__all__ = ["Gaussian", "analytic_gaussian_sigma", "classic_gaussian_sigma"]
 
 
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float:
     """The smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP.
 
     Notes
@@ -34,15 +29,24 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     Balle and Wang 2018 (arXiv:1805.06530v2), Algorithm 1, through the exact GDP profile
     (:func:`privkit.conversions.gdp_mu_for_approx_dp`). ``sensitivity / (sensitivity /
     mu)`` may round above mu, so sigma is stepped up by ulps until the mechanism's own
-    exact profile meets the target.
+    exact profile meets the target. No Gaussian mechanism is (epsilon, 0)-DP, so delta
+    must be in (0, 1).
     """
-    sigma = sensitivity / conversions.gdp_mu_for_approx_dp(epsilon, delta)
-    while conversions.gdp_delta(sensitivity / sigma, epsilon) > delta:
+    owner = "analytic_gaussian_sigma"
+    eps = check.positive_finite("epsilon", epsilon, owner)
+    dlt = check.open_unit("delta", delta, owner)
+    sens = check.positive_finite("sensitivity", sensitivity, owner)
+    mu = conversions.gdp_mu_for_approx_dp(eps, dlt)
+    sigma = sens / mu
+    if not (math.isfinite(mu) and sigma > 0.0):
+        raise check.fail("epsilon", epsilon, "small enough that the calibrated noise scale is "
+                         "a positive double", owner, f"it gives sigma = {sigma!r}")
+    while conversions.gdp_delta(sens / sigma, eps) > dlt:
         sigma = math.nextafter(sigma, math.inf)
     return sigma
 
 
-def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+def classic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float:
     """The classic calibration ``sigma = Δ sqrt(2 ln(1.25 / delta)) / epsilon``.
 
     Notes
@@ -63,7 +67,7 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> 
 
 
 @attrs.frozen(kw_only=True)
-class Gaussian(Mechanism):
+class Gaussian(AdditiveMechanism):
     """Add N(0, sigma^2) noise to each coordinate of a query of L2 sensitivity Δ.
 
     Parameters
@@ -85,7 +89,8 @@ class Gaussian(Mechanism):
     --------
     >>> from privkit.mechanisms import Gaussian
     >>> from privkit import Neighbouring
-    >>> m = Gaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=Neighbouring.REPLACE_ONE)
+    >>> m = Gaussian.for_approx_dp(epsilon=1.0, delta=1e-5, sensitivity=1.0,
+    ...                            relation=Neighbouring.REPLACE_ONE)
     >>> round(m.noise_scale, 4)
     3.7306
     >>> m.epsilon_at(1e-5) <= 1.0
@@ -96,17 +101,17 @@ class Gaussian(Mechanism):
 
     kind: ClassVar[str] = "gaussian"
 
-    noise_scale: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
-    sensitivity: Sensitivity = attrs.field(validator=sensitivity_in(Norm.L2))
+    noise_scale: float = noise_scale_field()
+    sensitivity: Sensitivity = sensitivity_field(Norm.L2)
 
     @classmethod
     def for_approx_dp(
         cls,
+        *,
         epsilon: float,
         delta: float,
-        *,
         sensitivity: float | Sensitivity,
-        relation: Neighbouring | None = None,
+        relation: Neighbouring | str | None = None,
         method: Literal["analytic", "classic"] = "analytic",
     ) -> Gaussian:
         """The Gaussian mechanism calibrated to (epsilon, delta)-DP.
@@ -120,16 +125,16 @@ class Gaussian(Mechanism):
         d = check.open_unit("delta", delta, owner)
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L2, relation=relation, owner=owner)
         if method == "analytic":
-            sigma = analytic_gaussian_sigma(eps, d, sens.value)
+            sigma = analytic_gaussian_sigma(epsilon=eps, delta=d, sensitivity=sens.value)
         elif method == "classic":
-            sigma = classic_gaussian_sigma(eps, d, sens.value)
+            sigma = classic_gaussian_sigma(epsilon=eps, delta=d, sensitivity=sens.value)
         else:
             raise check.fail("method", method, "'analytic' or 'classic'", owner)
         return cls(noise_scale=sigma, sensitivity=sens)
 
     @classmethod
     def for_zcdp(cls, rho: float, *, sensitivity: float | Sensitivity,
-                 relation: Neighbouring | None = None) -> Gaussian:
+                 relation: Neighbouring | str | None = None) -> Gaussian:
         """sigma = Δ / sqrt(2 rho): exactly rho-zCDP (Bun, Steinke 2016, Prop. 1.6)."""
         owner = "Gaussian.for_zcdp"
         r = check.positive_finite("rho", rho, owner)
@@ -138,7 +143,7 @@ class Gaussian(Mechanism):
 
     @classmethod
     def for_gdp(cls, mu: float, *, sensitivity: float | Sensitivity,
-                relation: Neighbouring | None = None) -> Gaussian:
+                relation: Neighbouring | str | None = None) -> Gaussian:
         """sigma = Δ / mu: exactly mu-GDP (Dong, Roth, Su 2019, Theorem 2.7)."""
         owner = "Gaussian.for_gdp"
         m = check.positive_finite("mu", mu, owner)
@@ -146,52 +151,26 @@ class Gaussian(Mechanism):
         return cls(noise_scale=sens.value / m, sensitivity=sens)
 
     @classmethod
-    def for_histogram(cls, epsilon: float, delta: float, *, relation: Neighbouring
+    def for_histogram(cls, *, epsilon: float, delta: float, relation: Neighbouring | str
                       ) -> Gaussian:
         """Noisy counts of a histogram: L2 sensitivity 1 (ADD_REMOVE) or sqrt(2)
         (REPLACE_ONE), see :func:`privkit.mechanisms.histogram_sensitivity`."""
         from .histogram import histogram_sensitivity
 
         sens = histogram_sensitivity(Norm.L2, relation)
-        return cls.for_approx_dp(epsilon, delta, sensitivity=sens)
+        return cls.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=sens)
 
-    @property
-    def noise_multiplier(self) -> float:
-        """sigma over sensitivity (unitless): the parameter opacus calls noise_multiplier."""
-        return self.noise_scale / self.sensitivity.value
+    @classmethod
+    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+        """Answers 0 and 1 under ADD_REMOVE (the GDP trade-off is that of this pair)."""
+        mech = cls.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=1.0,
+                                 relation=Neighbouring.ADD_REMOVE)
+        return WorstCase(mech, 0.0, 1.0)
 
     def guarantees(self) -> tuple[Guarantee, ...]:
         mu = self.sensitivity.value / self.noise_scale
         return (GDP(mu=mu), ZCDP(rho=mu * mu / 2.0))
 
-    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.float64]:
-        x = as_value(value, "Gaussian.release")
-        shape = as_size(size, "Gaussian.release")
-        gen = as_generator(rng, owner="Gaussian.release")
-        out = release_on_grid(
-            x, noise_scale=self.noise_scale, sensitivity=self.sensitivity.value,
-            dimension_penalty=math.sqrt, standard_noise=standard_normal, rng=gen,
-            shape=shape, owner="Gaussian.release",
-        )
-        record(self, math.prod(shape))
-        return out
+    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+        return standard_normal
 
-    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.float64]:
-        x = as_value(value, "Gaussian.simulate")
-        shape = as_size(size, "Gaussian.simulate")
-        gen = as_generator(rng, owner="Gaussian.simulate")
-        return x + self.noise_scale * gen.standard_normal(shape + x.shape)
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"gaussian": {"noise_scale": self.noise_scale,
-                             "l2_sensitivity": self.sensitivity.value}}
-
-    def __str__(self) -> str:
-        return (f"Gaussian(σ={self.noise_scale:.6g}, Δ₂={self.sensitivity.value:g}): "
-                f"{self.guarantee()}")
-
-
-def standard_normal(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
-    return rng.standard_normal(shape)

@@ -21,7 +21,7 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 __all__ = ["counts", "histogram_sensitivity"]
 
 
-def histogram_sensitivity(norm: Norm, relation: Neighbouring) -> Sensitivity:
+def histogram_sensitivity(norm: Norm | str, relation: Neighbouring | str) -> Sensitivity:
     """How far a histogram of one-record-one-count moves between neighbours.
 
     Adding or removing a record changes one count by 1 (every norm: 1). Replacing a

@@ -5,53 +5,28 @@
 
 from __future__ import annotations
 
-import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size, as_value
+from privkit.mechanism import AdditiveMechanism, WorstCase, noise_scale_field, sensitivity_field
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
-from ._grid import release_on_grid
-from ._validators import positive_finite, sensitivity_in
+from ._noise import StandardNoise, l2_laplace_noise
 
-__all__ = ["L2Laplace", "standard_l2_laplace"]
-
-
-def standard_l2_laplace(rng: np.random.Generator, shape: tuple[int, ...],
-                        vector_ndim: int) -> NDArray[np.float64]:
-    """Unit-scale draws with density ∝ exp(-||b||_2) over the last ``vector_ndim`` axes.
-
-    The norm of such a vector in R^d is Gamma(d, 1) and its direction is uniform on the
-    sphere (normalised standard normal), independent of the norm.
-    """
-    axes = tuple(range(len(shape) - vector_ndim, len(shape)))
-    d = math.prod(shape[len(shape) - vector_ndim:]) if vector_ndim else 1
-    direction = rng.standard_normal(shape)
-    if vector_ndim:
-        norms = np.sqrt(np.sum(np.square(direction), axis=axes, keepdims=True))
-        radius = rng.standard_gamma(d, size=shape[: len(shape) - vector_ndim] + (1,) * vector_ndim)
-    else:  # d = 1: the ordinary Laplace distribution
-        norms = np.abs(direction)
-        radius = rng.standard_gamma(1.0, size=shape)
-    noise: NDArray[np.float64] = direction / norms * radius
-    return noise
+__all__ = ["L2Laplace"]
 
 
 @attrs.frozen(kw_only=True)
-class L2Laplace(Mechanism):
-    """Add noise with density ∝ exp(-||b||_2 / scale) to a vector query of L2 sensitivity Δ.
+class L2Laplace(AdditiveMechanism):
+    """Add noise with density ∝ exp(-||b||_2 / beta) to a vector query of L2 sensitivity Δ.
 
     Parameters
     ----------
-    scale : float
+    noise_scale : float
         beta, finite and > 0 (the norm of the noise is Gamma(d, beta)).
     sensitivity : Sensitivity
         The query's L2 sensitivity and neighbouring relation.
@@ -60,65 +35,47 @@ class L2Laplace(Mechanism):
     -----
     Pure ``Δ_2 / beta``-DP: the density ratio at any point is at most
     ``exp(||v||_2 / beta)`` for a shift v, by the triangle inequality. This is the noise of
-    output and objective perturbation (Chaudhuri, Monteleoni, Sarwate 2011, Algorithms 1-2;
-    seed 003 Algorithms 1-2, seed 004 Algorithm 3). ``release`` is floating-point safe on
-    the grid of ``privkit/mechanisms/_grid.py``, with the L2 snapping penalty ``sqrt(d)``.
+    output and objective perturbation (Chaudhuri, Monteleoni, Sarwate 2011, "Differentially
+    private empirical risk minimization", Algorithms 1-2). The whole query answer is one
+    vector. ``release`` is floating-point safe on the grid of
+    ``privkit/mechanisms/_grid.py``, with the L2 snapping penalty ``sqrt(d)``.
 
     Examples
     --------
-    >>> from privkit import Neighbouring
     >>> from privkit.mechanisms import L2Laplace
-    >>> m = L2Laplace.for_epsilon(0.5, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
-    >>> m.scale
+    >>> m = L2Laplace.for_epsilon(0.5, sensitivity=2.0, relation="replace_one")
+    >>> m.noise_scale
     4.0
     >>> m.release([1.0, 2.0, 3.0], rng=0, size=5).shape
     (5, 3)
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       ``scale`` is now ``noise_scale``, as on every additive mechanism.
     """
 
     kind: ClassVar[str] = "l2_laplace"
 
-    scale: float = attrs.field(validator=positive_finite)
-    sensitivity: Sensitivity = attrs.field(validator=sensitivity_in(Norm.L2))
+    noise_scale: float = noise_scale_field()
+    sensitivity: Sensitivity = sensitivity_field(Norm.L2)
 
     @classmethod
     def for_epsilon(cls, epsilon: float, *, sensitivity: float | Sensitivity,
-                    relation: Neighbouring | None = None) -> L2Laplace:
+                    relation: Neighbouring | str | None = None) -> L2Laplace:
         """beta = Δ_2 / epsilon: exactly epsilon-DP."""
         owner = "L2Laplace.for_epsilon"
         eps = check.positive_finite("epsilon", epsilon, owner)
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L2, relation=relation, owner=owner)
-        return cls(scale=sens.value / eps, sensitivity=sens)
+        return cls(noise_scale=sens.value / eps, sensitivity=sens)
+
+    @classmethod
+    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+        """Vectors 0 and e_1 in R^3 under ADD_REMOVE: the loss reaches epsilon along e_1."""
+        mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
+        return WorstCase(mech, np.zeros(3), np.array([1.0, 0.0, 0.0]))
 
     def guarantees(self) -> tuple[Guarantee, ...]:
-        return (PureDP(epsilon=self.sensitivity.value / self.scale),)
+        return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
-    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.float64]:
-        """The whole ``value`` array is one vector; ``size`` independent releases."""
-        x = as_value(value, "L2Laplace.release")
-        shape = as_size(size, "L2Laplace.release")
-        gen = as_generator(rng, owner="L2Laplace.release")
-        out = release_on_grid(
-            x, noise_scale=self.scale, sensitivity=self.sensitivity.value,
-            dimension_penalty=math.sqrt,
-            standard_noise=lambda g, s: standard_l2_laplace(g, s, x.ndim),
-            rng=gen, shape=shape, owner="L2Laplace.release",
-        )
-        record(self, math.prod(shape))
-        return out
-
-    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.float64]:
-        x = as_value(value, "L2Laplace.simulate")
-        shape = as_size(size, "L2Laplace.simulate")
-        gen = as_generator(rng, owner="L2Laplace.simulate")
-        return x + self.scale * standard_l2_laplace(gen, shape + x.shape, x.ndim)
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"l2_laplace": {"scale": self.scale, "l2_sensitivity": self.sensitivity.value}}
-
-    def __str__(self) -> str:
-        return (f"L2Laplace(scale={self.scale:.6g}, Δ₂={self.sensitivity.value:g}): "
-                f"{self.guarantee()}")
+    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+        return l2_laplace_noise(query_ndim)

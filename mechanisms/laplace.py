@@ -6,34 +6,29 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, LaplaceDP, PureDP
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size, as_value
+from privkit.mechanism import AdditiveMechanism, WorstCase, noise_scale_field, sensitivity_field
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
-from ._grid import release_on_grid
-from ._validators import sensitivity_in
+from ._noise import StandardNoise, standard_laplace
 
-__all__ = ["Laplace", "standard_laplace"]
+__all__ = ["Laplace"]
 
 
 @attrs.frozen(kw_only=True)
-class Laplace(Mechanism):
+class Laplace(AdditiveMechanism):
     """Add Laplace noise of scale ``b`` to a query of L1 sensitivity Δ: pure (Δ/b)-DP.
 
     The density of the noise on each coordinate is ``exp(-|z| / b) / (2 b)``.
 
     Parameters
     ----------
-    scale : float
+    noise_scale : float
         The noise scale b (absolute, in the query's units), finite and > 0.
     sensitivity : Sensitivity
         The query's declared L1 sensitivity and neighbouring relation.
@@ -48,9 +43,8 @@ class Laplace(Mechanism):
     Examples
     --------
     >>> from privkit.mechanisms import Laplace
-    >>> from privkit import Neighbouring
-    >>> m = Laplace.for_epsilon(0.5, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
-    >>> m.scale
+    >>> m = Laplace.for_epsilon(0.5, sensitivity=1.0, relation="add_remove")
+    >>> m.noise_scale
     2.0
     >>> m.guarantees()
     (LaplaceDP(epsilon=0.5), PureDP(epsilon=0.5))
@@ -58,12 +52,14 @@ class Laplace(Mechanism):
     (3, 2)
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       ``scale`` is now ``noise_scale``, as on every additive mechanism.
     """
 
     kind: ClassVar[str] = "laplace"
 
-    scale: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
-    sensitivity: Sensitivity = attrs.field(validator=sensitivity_in(Norm.L1))
+    noise_scale: float = noise_scale_field()
+    sensitivity: Sensitivity = sensitivity_field(Norm.L1)
 
     @classmethod
     def for_epsilon(
@@ -71,7 +67,7 @@ class Laplace(Mechanism):
         epsilon: float,
         *,
         sensitivity: float | Sensitivity,
-        relation: Neighbouring | None = None,
+        relation: Neighbouring | str | None = None,
     ) -> Laplace:
         """The Laplace mechanism with scale ``Δ / epsilon``: exactly epsilon-DP.
 
@@ -81,16 +77,12 @@ class Laplace(Mechanism):
         eps = check.positive_finite("epsilon", epsilon, "Laplace.for_epsilon")
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L1, relation=relation,
                                   owner="Laplace.for_epsilon")
-        return cls(scale=sens.value / eps, sensitivity=sens)
-
-    @property
-    def noise_multiplier(self) -> float:
-        """Scale over sensitivity (unitless)."""
-        return self.scale / self.sensitivity.value
+        return cls(noise_scale=sens.value / eps, sensitivity=sens)
 
     @classmethod
-    def for_approx_dp(cls, epsilon: float, delta: float, *, sensitivity: float | Sensitivity,
-                      relation: Neighbouring | None = None) -> Laplace:
+    def for_approx_dp(cls, *, epsilon: float, delta: float,
+                      sensitivity: float | Sensitivity,
+                      relation: Neighbouring | str | None = None) -> Laplace:
         """The least noise whose exact profile meets (epsilon, delta).
 
         From :class:`~privkit.LaplaceDP`: ``epsilon(delta) = eps0 + 2 log(1 - delta)``, so
@@ -100,47 +92,26 @@ class Laplace(Mechanism):
         eps = check.positive_finite("epsilon", epsilon, owner)
         d = check.delta("delta", delta, owner)
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L1, relation=relation, owner=owner)
-        return cls(scale=sens.value / (eps - 2.0 * math.log1p(-d)), sensitivity=sens)
+        return cls(noise_scale=sens.value / (eps - 2.0 * math.log1p(-d)), sensitivity=sens)
 
     @classmethod
-    def for_histogram(cls, epsilon: float, *, relation: Neighbouring) -> Laplace:
+    def for_histogram(cls, epsilon: float, *, relation: Neighbouring | str) -> Laplace:
         """Noisy counts of a histogram: L1 sensitivity 1 (ADD_REMOVE) or 2 (REPLACE_ONE),
         see :func:`privkit.mechanisms.histogram_sensitivity`."""
         from .histogram import histogram_sensitivity
 
         return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
 
+    @classmethod
+    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+        """Counts 0 and 1 under ADD_REMOVE: the privacy loss reaches epsilon."""
+        mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
+        return WorstCase(mech, 0.0, 1.0)
+
     def guarantees(self) -> tuple[Guarantee, ...]:
-        eps = self.sensitivity.value / self.scale
+        eps = self.sensitivity.value / self.noise_scale
         return (LaplaceDP(epsilon=eps), PureDP(epsilon=eps))
 
-    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.float64]:
-        x = as_value(value, "Laplace.release")
-        shape = as_size(size, "Laplace.release")
-        gen = as_generator(rng, owner="Laplace.release")
-        out = release_on_grid(
-            x, noise_scale=self.scale, sensitivity=self.sensitivity.value,
-            dimension_penalty=float, standard_noise=standard_laplace, rng=gen, shape=shape,
-            owner="Laplace.release",
-        )
-        record(self, math.prod(shape))
-        return out
+    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+        return standard_laplace
 
-    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.float64]:
-        x = as_value(value, "Laplace.simulate")
-        shape = as_size(size, "Laplace.simulate")
-        gen = as_generator(rng, owner="Laplace.simulate")
-        return x + self.scale * standard_laplace(gen, shape + x.shape)
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"laplace": {"scale": self.scale, "l1_sensitivity": self.sensitivity.value}}
-
-    def __str__(self) -> str:
-        return f"Laplace(scale={self.scale:.6g}, Δ₁={self.sensitivity.value:g}): {self.guarantee()}"
-
-
-def standard_laplace(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
-    """Unit Laplace noise as the difference of two unit exponentials (exact in law)."""
-    return rng.standard_exponential(shape) - rng.standard_exponential(shape)

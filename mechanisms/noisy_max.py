@@ -11,19 +11,20 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from ._noise import standard_laplace
 from ._selection import NoisyArgmax
-from .laplace import standard_laplace
 
 __all__ = ["PermuteAndFlip", "ReportNoisyMax"]
 
 
 @attrs.frozen(kw_only=True)
 class ReportNoisyMax(NoisyArgmax):
-    """Report ``argmax_i (u_i + Laplace(scale))``: eps-DP with ``scale = 2Δ / eps``.
+    """Report ``argmax_i (u_i + Laplace(noise_scale))``: eps-DP with
+    ``noise_scale = 2Δ / eps``.
 
     Notes
     -----
-    Dwork, Roth 2014, Claim 3.9 (monotone counting queries, ``scale = Δ / eps``); the
+    Dwork, Roth 2014, Claim 3.9 (monotone counting queries, ``noise_scale = Δ / eps``); the
     general case pays the factor 2 as for the exponential mechanism. Pure DP only: unlike
     the Gumbel version it is not known to be bounded-range.
 
@@ -38,10 +39,10 @@ class ReportNoisyMax(NoisyArgmax):
 
 @attrs.frozen(kw_only=True)
 class PermuteAndFlip(NoisyArgmax):
-    """Permute-and-flip (McKenna, Sheldon 2020): eps-DP with ``scale = 2Δ / eps``.
+    """Permute-and-flip (McKenna, Sheldon 2020): eps-DP with ``noise_scale = 2Δ / eps``.
 
     Visit the candidates in random order and accept candidate r with probability
-    ``exp((u_r - max u) / scale)``. Never worse in expected utility than the exponential
+    ``exp((u_r - max u) / noise_scale)``. Never worse in expected utility than the exponential
     mechanism (McKenna, Sheldon 2020, Theorem 2).
 
     Notes

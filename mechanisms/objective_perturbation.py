@@ -14,13 +14,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size
+from privkit.mechanism import Mechanism
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
+from ._noise import standard_l2_laplace
 from ._validators import positive_finite
-from .l2_laplace import standard_l2_laplace
 
 __all__ = ["ObjectivePerturbation"]
 
@@ -88,7 +86,7 @@ class ObjectivePerturbation(Mechanism):
         return Neighbouring.REPLACE_ONE
 
     @property
-    def sensitivity(self) -> Sensitivity:  # type: ignore[override]
+    def sensitivity(self) -> Sensitivity:
         """Rows are assumed to have L2 norm at most 1 (a public bound)."""
         return Sensitivity(value=1.0, norm=Norm.L2, relation=Neighbouring.REPLACE_ONE)
 
@@ -97,28 +95,18 @@ class ObjectivePerturbation(Mechanism):
         x = self.curvature / (self.n_samples * (self.regularization + self.extra_regularization))
         return (PureDP(epsilon=eps_prime + 2.0 * math.log1p(x)),)
 
-    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.float64]:
-        """Draw the noise vector ``b`` of dimension ``value`` (an int)."""
-        out = self.simulate(value, rng=rng, size=size)
-        record(self, math.prod(as_size(size, "ObjectivePerturbation.release")))
-        return out
+    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+        return np.asarray(check.positive_int("value", value, owner))
 
-    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.float64]:
-        owner = "ObjectivePerturbation.release"
-        d = check.positive_int("value", value, owner)
-        shape = (*as_size(size, owner), d)
-        gen = as_generator(rng, owner=owner)
-        noise: NDArray[np.float64] = self.noise_scale * standard_l2_laplace(gen, shape, 1)
+    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                **options: Any) -> NDArray[np.float64]:
+        """The noise vector ``b`` of dimension ``value`` (an int), shape ``(*size, value)``.
+
+        ``b`` is an input to a solver, not a published value: the minimiser the estimator
+        publishes is computed in floating point by an optimiser, which no grid makes safe
+        against floating-point attacks (Mironov 2012). Treat the published weights of
+        objective perturbation as simulation-grade in that respect.
+        """
+        noise: NDArray[np.float64] = self.noise_scale * standard_l2_laplace(
+            rng, (*shape, int(value)), 1)
         return noise
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"objective_perturbation": {
-            "noise_scale": self.noise_scale, "curvature": self.curvature,
-            "n_samples": self.n_samples, "regularization": self.regularization,
-            "extra_regularization": self.extra_regularization}}
-
-    def __str__(self) -> str:
-        return (f"ObjectivePerturbation(n={self.n_samples}, Λ={self.regularization:g}, "
-                f"c={self.curvature:g}): {self.guarantee()}")

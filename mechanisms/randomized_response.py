@@ -14,10 +14,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size
+from privkit.mechanism import Mechanism, WorstCase
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
 __all__ = ["RandomizedResponse", "randomized_response_rdp"]
 
@@ -106,7 +104,13 @@ class RandomizedResponse(Mechanism):
         owner = "RandomizedResponse.for_epsilon"
         eps = check.positive_finite("epsilon", epsilon, owner)
         k = _categories(n_categories, owner)
-        return cls(n_categories=k, keep_probability=1.0 / (1.0 + (k - 1) * math.exp(-eps)))
+        keep = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+        if keep >= 1.0:
+            limit = math.log((k - 1) / math.ulp(1.0))
+            raise check.fail("epsilon", epsilon, f"below about {limit:.1f} for {k} categories",
+                             owner, "a larger epsilon rounds the keep probability to 1 in "
+                             "double precision, which would report every value truthfully")
+        return cls(n_categories=k, keep_probability=keep)
 
     @property
     def relation(self) -> Neighbouring:
@@ -114,7 +118,7 @@ class RandomizedResponse(Mechanism):
         return Neighbouring.REPLACE_ONE
 
     @property
-    def sensitivity(self) -> Sensitivity:  # type: ignore[override]
+    def sensitivity(self) -> Sensitivity:
         """Any two values are neighbours: sensitivity 1 in the L-infinity sense."""
         return Sensitivity(value=1.0, norm=Norm.LINF, relation=Neighbouring.REPLACE_ONE)
 
@@ -126,34 +130,28 @@ class RandomizedResponse(Mechanism):
         """Exact RDP curve (:func:`randomized_response_rdp`)."""
         return randomized_response_rdp(self.keep_probability, self.n_categories, orders)
 
-    def _values(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+    @classmethod
+    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+        """One record's value 0 against 1, with three categories: the loss reaches epsilon
+        on the output 0."""
+        return WorstCase(cls.for_epsilon(epsilon, n_categories=3), 0, 1)
+
+    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         x = np.asarray(value)
-        if not np.issubdtype(x.dtype, np.integer) or np.any((x < 0) | (x >= self.n_categories)):
+        if (x.dtype.kind not in "iu"
+                or np.any((x < 0) | (x >= self.n_categories))):
             raise check.fail("value", value, f"integers in [0, {self.n_categories})", owner)
         return x.astype(np.int64)
 
-    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.int64]:
-        """Randomize each value independently; shape ``(*size, *value.shape)``."""
-        out = self.simulate(value, rng=rng, size=size)
-        record(self, int(out.size))
+    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                **options: Any) -> NDArray[np.int64]:
+        """Randomize each value independently; shape ``(*size, *value.shape)``. Each value
+        is one record's, so under REPLACE_ONE the whole array is one run."""
+        full = shape + value.shape
+        keep = rng.random(full) < self.keep_probability
+        # a uniformly random other category: x + U{1..k-1} mod k
+        other = (value + rng.integers(1, self.n_categories, size=full)) % self.n_categories
+        out: NDArray[np.int64] = np.where(keep, np.broadcast_to(value, full), other)
         return out
 
-    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.int64]:
-        owner = f"{type(self).__name__}.release"
-        x = self._values(value, owner)
-        shape = as_size(size, owner) + x.shape
-        gen = as_generator(rng, owner=owner)
-        keep = gen.random(shape) < self.keep_probability
-        # a uniformly random other category: x + U{1..k-1} mod k
-        other = (x + gen.integers(1, self.n_categories, size=shape)) % self.n_categories
-        return np.where(keep, np.broadcast_to(x, shape), other)
 
-    def to_spec(self) -> dict[str, Any]:
-        return {"randomized_response": {"n_categories": self.n_categories,
-                                        "keep_probability": self.keep_probability}}
-
-    def __str__(self) -> str:
-        return (f"RandomizedResponse(k={self.n_categories}, "
-                f"p={self.keep_probability:.6g}): {self.guarantee()}")

@@ -14,14 +14,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size, as_value
+from privkit.mechanism import Mechanism, WorstCase, as_value, sensitivity_field
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
-from ._selection import _check_bool
-from ._validators import positive_finite, sensitivity_in
-from .laplace import standard_laplace
+from ._noise import standard_laplace
+from ._validators import boolean, positive_finite
 
 __all__ = ["ABOVE", "BELOW", "NOT_ANSWERED", "SparseVector"]
 
@@ -74,17 +71,18 @@ class SparseVector(Mechanism):
     """
 
     kind: ClassVar[str] = "sparse_vector"
+    release_options: ClassVar[tuple[str, ...]] = ("threshold",)
 
     threshold_scale: float = attrs.field(validator=positive_finite)
     query_scale: float = attrs.field(validator=positive_finite)
-    sensitivity: Sensitivity = attrs.field(validator=sensitivity_in(Norm.LINF))
+    sensitivity: Sensitivity = sensitivity_field(Norm.LINF)
     max_positives: int = attrs.field(default=1,
                                      validator=check.attrs_validator(check.positive_int))
-    monotone: bool = attrs.field(default=False, validator=_check_bool)
+    monotone: bool = attrs.field(default=False, validator=boolean)
 
     @classmethod
     def for_epsilon(cls, epsilon: float, *, sensitivity: float | Sensitivity,
-                    relation: Neighbouring | None = None, max_positives: int = 1,
+                    relation: Neighbouring | str | None = None, max_positives: int = 1,
                     monotone: bool = False, threshold_share: float | None = None
                     ) -> SparseVector:
         """Split epsilon between threshold and queries (by default Lyu et al.'s optimal
@@ -110,45 +108,40 @@ class SparseVector(Mechanism):
         eps = d / self.threshold_scale + factor * self.max_positives * d / self.query_scale
         return (PureDP(epsilon=eps),)
 
-    def release(self, value: ArrayLike, *, threshold: float = 0.0, rng: RNGLike = None,
-                size: Size = None) -> NDArray[np.int8]:
-        """Answer the queries ``value`` (last axis) against ``threshold``.
+    @classmethod
+    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+        """One query answering 0 or 1 against threshold 0 under ADD_REMOVE (valid; a
+        single query reaches only the threshold's share of epsilon)."""
+        mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
+        return WorstCase(mech, np.array([0.0]), np.array([1.0]), {"threshold": 0.0},
+                         statistic=_first_answer)
+
+    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
+        q = as_value(value, owner)
+        if q.ndim != 1:
+            raise check.fail("value", value, "a 1-d array of query answers", owner)
+        return q
+
+    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                **options: Any) -> NDArray[np.int8]:
+        """Answer the queries ``value`` against ``threshold`` (default 0).
 
         Returns int8 codes ABOVE (1), BELOW (0), NOT_ANSWERED (-1) of shape
-        ``(*size, *value.shape)``; each run over the last axis is one SVT invocation.
+        ``(*size, len(value))``; the codes are integers, so the draw is also the
+        publication path.
         """
-        out = self.simulate(value, threshold=threshold, rng=rng, size=size)
-        record(self, math.prod(out.shape[:-1]))
-        return out
-
-    def simulate(self, value: ArrayLike, *, threshold: float = 0.0, rng: RNGLike = None,
-                 size: Size = None) -> NDArray[np.int8]:
-        owner = "SparseVector.release"
-        q = as_value(value, owner)
-        if q.ndim == 0:
-            raise check.fail("value", value, "an array of query answers (queries on the last "
-                             "axis)", owner)
-        t = check.real("threshold", threshold, owner)
+        owner = f"{type(self).__name__}.release"
+        t = check.real("threshold", options.get("threshold", 0.0), owner)
         if not math.isfinite(t):
-            raise check.fail("threshold", threshold, "a finite number", owner)
-        shape = as_size(size, owner) + q.shape
-        gen = as_generator(rng, owner=owner)
-        rho = self.threshold_scale * standard_laplace(gen, (*shape[:-1], 1))
-        nu = self.query_scale * standard_laplace(gen, shape)
-        above = q + nu >= t + rho
+            raise check.fail("threshold", t, "a finite number", owner)
+        full = shape + value.shape
+        rho = self.threshold_scale * standard_laplace(rng, (*shape, 1))
+        nu = self.query_scale * standard_laplace(rng, full)
+        above = value + nu >= t + rho
         positives_before: NDArray[np.int64] = np.cumsum(above, axis=-1) - above
         answered = positives_before < self.max_positives
         return np.where(answered, above.astype(np.int8), np.int8(NOT_ANSWERED)).astype(np.int8)
 
-    def to_spec(self) -> dict[str, Any]:
-        return {"sparse_vector": {"threshold_scale": self.threshold_scale,
-                                  "query_scale": self.query_scale,
-                                  "linf_sensitivity": self.sensitivity.value,
-                                  "max_positives": self.max_positives,
-                                  "monotone": self.monotone}}
 
-    def __str__(self) -> str:
-        return (f"SparseVector(c={self.max_positives}, threshold_scale="
-                f"{self.threshold_scale:.6g}, query_scale={self.query_scale:.6g}): "
-                f"{self.guarantee()}")
-
+def _first_answer(outputs: NDArray[np.int8]) -> NDArray[np.int8]:
+    return outputs[..., 0]

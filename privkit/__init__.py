@@ -41,23 +41,28 @@ spend / can_spend
 .. versionadded:: 0.1.0
 """
 
+from privkit import _layout
 from privkit.accountant import Accountant
 from privkit.accountants import (
     AccountingResult,
     AdvancedAccountant,
+    AdvancedComposition,
     BasicAccountant,
+    BasicComposition,
     GDPAccountant,
     OptimalAccountant,
+    OptimalComposition,
     PLDAccountant,
     RDPAccountant,
     ZCDPAccountant,
     available_accountants,
     get_accountant,
+    register_accountant,
     tightest,
     tightest_delta,
+    unregister_accountant,
 )
 from privkit.errors import (
-    BudgetExceeded,
     BudgetExceededError,
     IncompatibleCompositionError,
     InvalidParameterError,
@@ -78,7 +83,7 @@ from privkit.guarantees import (
     PureDP,
 )
 from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, record
-from privkit.mechanism import Mechanism
+from privkit.mechanism import AdditiveMechanism, Mechanism, WorstCase, registered_mechanisms
 from privkit.neighbouring import AddRemove, Neighbouring, Norm, ReplaceOne, Sensitivity
 from privkit.plan import (
     Block,
@@ -93,9 +98,10 @@ from privkit.plan import (
     Sequential,
 )
 from privkit.plan_spec import load_plan, plan_from_spec, plan_to_spec
+from privkit.pld import PLDGuarantee
 from privkit.rng import as_generator, secure_generator
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "GDP",
@@ -104,13 +110,15 @@ __all__ = [
     "Accountant",
     "AccountingResult",
     "AddRemove",
+    "AdditiveMechanism",
     "AdvancedAccountant",
+    "AdvancedComposition",
     "ApproxDP",
     "BasicAccountant",
+    "BasicComposition",
     "Block",
     "BoundedRange",
     "Budget",
-    "BudgetExceeded",
     "BudgetExceededError",
     "BudgetFilter",
     "Claimed",
@@ -129,7 +137,9 @@ __all__ = [
     "Neighbouring",
     "Norm",
     "OptimalAccountant",
+    "OptimalComposition",
     "PLDAccountant",
+    "PLDGuarantee",
     "Parallel",
     "PlanNode",
     "PoissonSubsample",
@@ -144,6 +154,7 @@ __all__ = [
     "Sensitivity",
     "Sequential",
     "UnsupportedPlanError",
+    "WorstCase",
     "ZCDPAccountant",
     "__version__",
     "as_generator",
@@ -153,7 +164,13 @@ __all__ = [
     "plan_from_spec",
     "plan_to_spec",
     "record",
+    "register_accountant",
+    "registered_mechanisms",
     "secure_generator",
     "tightest",
     "tightest_delta",
+    "unregister_accountant",
 ]
+
+# From a source checkout, make privkit.mechanisms/.algorithms/.audits importable too.
+_layout.install(__file__)

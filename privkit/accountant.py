@@ -1,141 +1,417 @@
-"""The Accountant abstraction: turn a plan into a guarantee.
+"""The Accountant abstraction: one fold over the plan, and the public registry.
 
-An accountant is stateless: it maps a :mod:`plan <privkit.plan>` (a tree of blocks) to
-the privacy it can certify for it. Each says which nodes it has an analysis for and
-refuses the rest with :class:`~privkit.errors.UnsupportedPlanError`, naming the node and
-the accountants that can handle it. :func:`privkit.tightest` runs every accountant that
-supports a plan and reports the best.
+An accountant is stateless: it maps a :mod:`plan <privkit.plan>` (a tree of blocks) to the
+privacy it can certify for it. The plan is traversed once, here, by :meth:`Accountant.cost`
+(an iterative post-order fold: depth never exhausts the interpreter's stack, and a block
+object that appears several times is costed once). Each accountant supplies only its
+*cost algebra*: what a leaf costs and how the costs of children combine under each node
+kind (``sequential``, ``parallel``, ``repeat``, ``post_process``, ``poisson_subsample``,
+``sample_without_replacement``), and how a cost reads as its *native* guarantee
+(:meth:`Accountant.to_guarantee`: ``GDP(mu)`` for the GDP accountant, ``ZCDP(rho)`` for
+zCDP, an ``RDP`` curve, a privacy loss distribution...). Conversion to (epsilon, delta)
+happens only when asked, through the guarantee's ``epsilon_at`` / ``delta_at`` or the
+:meth:`Accountant.epsilon` / :meth:`Accountant.delta` conveniences.
 
-Subclasses implement ``_handles(block)`` (is there an analysis for this node or leaf,
-ignoring its children?) and ``_epsilon(plan, delta)``; accountants with a direct formula
-for delta override ``_delta``.
+A node kind whose rule an accountant does not define is refused with
+:class:`~privkit.errors.UnsupportedPlanError`, naming the node and the registered
+accountants that can handle it.
+
+Accountants are found by name in a public registry (:func:`register_accountant`,
+:func:`get_accountant`, :func:`available_accountants`), which :func:`privkit.tightest` and
+the command line iterate, so a third-party accountant registered from outside is used by
+both. This module imports nothing from :mod:`privkit.accountants`; the built-in accountants
+register themselves when that package is imported (``import privkit`` does).
 
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.2.0
+   One fold defined here; accountants supply a cost algebra and return their native
+   guarantee; the registry moved here and is public.
 """
 
 from __future__ import annotations
 
 import abc
 import math
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
 
 from privkit import _validation as check
 from privkit.errors import UnsupportedPlanError
-from privkit.guarantees import ApproxDP, Guarantee, PureDP
-from privkit.plan import Block, Leaf, PlanNode
+from privkit.guarantees import Guarantee, PureDP
+from privkit.neighbouring import Neighbouring
+from privkit.plan import (
+    Block,
+    Claimed,
+    Leaf,
+    Parallel,
+    PlanNode,
+    PoissonSubsample,
+    PostProcess,
+    Repeat,
+    SampleWithoutReplacement,
+    Sequential,
+)
 
-__all__ = ["Accountant"]
+__all__ = [
+    "Accountant",
+    "available_accountants",
+    "get_accountant",
+    "register_accountant",
+    "unregister_accountant",
+]
+
+Cost = TypeVar("Cost")
+
+#: The rule (method name) for each node kind: the only list of node kinds in accounting.
+_RULES: dict[type, str] = {
+    Sequential: "sequential",
+    Parallel: "parallel",
+    Repeat: "repeat",
+    PostProcess: "post_process",
+    PoissonSubsample: "poisson_subsample",
+    SampleWithoutReplacement: "sample_without_replacement",
+}
 
 
-class Accountant(abc.ABC):
-    """Base class of accountants.
+def _rule_of(node: PlanNode) -> str | None:
+    for kind in type(node).__mro__:
+        if kind in _RULES:
+            return _RULES[kind]
+    return None
+
+
+def _describe(block: Block) -> str:
+    return block.label() if isinstance(block, PlanNode) else str(block)
+
+
+class Accountant(abc.ABC, Generic[Cost]):
+    """Base class of accountants: a cost algebra folded over the plan.
+
+    Subclasses define ``name``, :meth:`leaf` (and :meth:`accepts_leaf`), the node rules
+    they have an analysis for, and :meth:`to_guarantee`. A rule left undefined means the
+    node is refused. :meth:`accepts_node` may refuse a node for a reason beyond its kind
+    (a neighbouring relation, the kind of its block).
 
     Attributes
     ----------
     name : str
-        Short name used by :func:`privkit.tightest`, the CLI and error messages.
+        Short name used by the registry, :func:`privkit.tightest`, the CLI and errors.
     valid_for_adaptive_filter : bool
-        Whether a :class:`~privkit.BudgetFilter` may use this accountant when each block
-        is chosen after seeing the previous outputs (see the filter's documentation).
+        Whether a :class:`~privkit.BudgetFilter` may compose with this accountant when
+        each block, and its parameters, are chosen after seeing earlier outputs.
+    adaptive_filter_note : str
+        Why (or why not), with the citation; shown when a filter refuses the accountant.
     certified : bool
-        Whether every number it returns is an upper bound (False for approximations).
+        Whether every number it returns is an upper bound (False for approximations;
+        :func:`privkit.tightest` never uses those).
     """
 
     name: ClassVar[str]
     valid_for_adaptive_filter: ClassVar[bool] = False
-    #: False for accountants whose numbers are approximations, not upper bounds;
-    #: :func:`privkit.tightest` refuses to use them.
+    adaptive_filter_note: ClassVar[str] = "no filter analysis is known to privkit"
     certified: bool = True
 
-    @abc.abstractmethod
-    def _handles(self, block: Block) -> bool:
-        """Whether this accountant has an analysis for ``block`` itself (not its children)."""
+    # -- the cost algebra (subclasses) -------------------------------------------------------
 
     @abc.abstractmethod
-    def _epsilon(self, plan: Block, delta: float) -> float:
-        """Epsilon at ``delta`` for a plan already known to be supported."""
+    def accepts_leaf(self, leaf: Leaf) -> bool:
+        """Whether this accountant can cost ``leaf`` (it has a guarantee of a usable kind)."""
+
+    @abc.abstractmethod
+    def leaf(self, leaf: Leaf) -> Cost:
+        """The cost of one run of an accepted leaf."""
+
+    @abc.abstractmethod
+    def to_guarantee(self, cost: Cost) -> Guarantee:
+        """The native guarantee a cost stands for (no conversion)."""
+
+    def accepts_node(self, node: PlanNode) -> bool:
+        """Conditions beyond the node's kind (default: none)."""
+        return True
+
+    def sequential(self, costs: Sequence[Cost]) -> Cost:
+        """Blocks run one after another on the same data, possibly adaptively."""
+        raise NotImplementedError
+
+    def parallel(self, costs: Sequence[Cost]) -> Cost:
+        """Blocks each run on their own disjoint part of the data."""
+        raise NotImplementedError
+
+    def repeat(self, cost: Cost, count: int) -> Cost:
+        """One block run ``count`` times (must take time logarithmic in ``count``)."""
+        raise NotImplementedError
+
+    def post_process(self, cost: Cost) -> Cost:
+        """Post-processing is free for every notion of DP privkit knows (data processing
+        inequality; Dwork and Roth 2014, Proposition 2.1)."""
+        return cost
+
+    def poisson_subsample(self, cost: Cost, node: PoissonSubsample) -> Cost:
+        """The block run on a Poisson sample at ``node.sampling_rate``."""
+        raise NotImplementedError
+
+    def sample_without_replacement(self, cost: Cost, node: SampleWithoutReplacement) -> Cost:
+        """The block run on ``node.sample_size`` of ``node.population_size`` records."""
+        raise NotImplementedError
+
+    # -- the fold ----------------------------------------------------------------------------
+
+    def handles(self, block: Block) -> bool:
+        """Whether this accountant has a rule for ``block`` itself (not its children)."""
+        if isinstance(block, Leaf):
+            return self.accepts_leaf(block)
+        rule = _rule_of(block)
+        if rule is None or (rule != "post_process"  # free for every accountant
+                            and getattr(type(self), rule) is getattr(Accountant, rule)):
+            return False
+        return self.accepts_node(block)
 
     def first_unsupported(self, plan: Block) -> Block | None:
-        """The first block in ``plan`` (depth first) this accountant cannot analyse."""
-        check.instance("plan", plan, (Leaf, PlanNode), f"{type(self).__name__}")
-        if not self._handles(plan):
-            return plan
-        if isinstance(plan, PlanNode):
-            for child in plan.children:
-                found = self.first_unsupported(child)
-                if found is not None:
-                    return found
+        """The first block in ``plan`` (depth first, pre-order) this accountant refuses."""
+        check.instance("plan", plan, (Leaf, PlanNode), type(self).__name__)
+        seen: set[int] = set()
+        stack: list[Block] = [plan]
+        while stack:
+            block = stack.pop()
+            if id(block) in seen:
+                continue
+            seen.add(id(block))
+            if not self.handles(block):
+                return block
+            if isinstance(block, PlanNode):
+                stack.extend(reversed(block.children))
+        return self._refuse_whole(plan)
+
+    def _refuse_whole(self, plan: Block) -> Block | None:
+        """A hook for refusals that depend on the whole plan (default: none)."""
         return None
 
     def supports(self, plan: Block) -> bool:
-        """Whether this accountant can account for every node of ``plan``."""
+        """Whether this accountant can account for every node of ``plan`` (never raises
+        for a valid plan)."""
         return self.first_unsupported(plan) is None
 
     def check(self, plan: Block) -> None:
-        """Raise :class:`UnsupportedPlanError` if some node of ``plan`` is unsupported."""
+        """Raise :class:`UnsupportedPlanError` if some node of ``plan`` is refused."""
         node = self.first_unsupported(plan)
         if node is None:
             return
-        from privkit.accountants import available_accountants
-
-        able = [a.name for a in available_accountants() if a._handles(node)]
-        what = node.label() if isinstance(node, PlanNode) else str(node)
+        able = [a.name for a in available_accountants() if a.handles(node)]
         can = (f"accountants that can: {', '.join(able)}" if able
                else "no available accountant handles it")
         raise UnsupportedPlanError(
-            f"the {self.name} accountant cannot account for {what} "
+            f"the {self.name} accountant cannot account for {_describe(node)} "
             f"({type(node).__name__}); {can}"
         )
 
-    def epsilon(self, plan: Block, *, delta: float) -> float:
-        """A certified epsilon such that ``plan`` is (epsilon, delta)-DP (may be ``inf``)."""
-        d = check.delta("delta", delta, f"{type(self).__name__}.epsilon")
+    def cost(self, plan: Block) -> Cost:
+        """Fold the cost algebra over ``plan`` (checked first): post-order, iterative."""
         self.check(plan)
-        return self._epsilon(plan, d)
+        return self._fold(plan)
 
-    def delta(self, plan: Block, *, epsilon: float) -> float:
-        """A certified delta such that ``plan`` is (epsilon, delta)-DP (at most 1)."""
-        e = check.nonnegative("epsilon", epsilon, f"{type(self).__name__}.delta")
-        self.check(plan)
-        return self._delta(plan, e)
+    def _fold(self, plan: Block) -> Cost:
+        done: dict[int, Cost] = {}
+        stack: list[tuple[Block, bool]] = [(plan, False)]
+        while stack:
+            block, expanded = stack.pop()
+            key = id(block)
+            if key in done:
+                continue
+            if isinstance(block, Leaf):
+                done[key] = self.leaf(block)
+                continue
+            if not expanded:
+                stack.append((block, True))
+                stack.extend((c, False) for c in reversed(block.children) if id(c) not in done)
+                continue
+            done[key] = self._combine(block, [done[id(c)] for c in block.children])
+        return done[id(plan)]
 
-    def _delta(self, plan: Block, epsilon: float) -> float:
-        """Default: the smallest delta whose epsilon fits, by bisection on log(delta).
+    def _combine(self, node: PlanNode, costs: list[Cost]) -> Cost:
+        if isinstance(node, Sequential):
+            return self.sequential(costs)
+        if isinstance(node, Parallel):
+            return self.parallel(costs)
+        if isinstance(node, Repeat):
+            return self.repeat(costs[0], node.count)
+        if isinstance(node, PostProcess):
+            return self.post_process(costs[0])
+        if isinstance(node, PoissonSubsample):
+            return self.poisson_subsample(costs[0], node)
+        assert isinstance(node, SampleWithoutReplacement)
+        return self.sample_without_replacement(costs[0], node)
 
-        Every delta returned has been checked: ``_epsilon(plan, result) <= epsilon``.
-        """
-        if self._epsilon(plan, 0.0) <= epsilon:
-            return 0.0
-        lo, hi = -700.0, math.log1p(-1e-12)  # log delta, from ~1e-304 to just below 1
-        if self._epsilon(plan, math.exp(hi)) > epsilon:
-            return 1.0
-        if self._epsilon(plan, math.exp(lo)) <= epsilon:
-            return math.exp(lo)
-        for _ in range(60):  # relative precision of delta ~ 700 / 2^60
-            mid = (lo + hi) / 2.0
-            if self._epsilon(plan, math.exp(mid)) <= epsilon:
-                hi = mid
-            else:
-                lo = mid
-        return math.exp(hi)
+    # -- answers -----------------------------------------------------------------------------
 
-    def guarantee(self, plan: Block, *, delta: float) -> Guarantee:
-        """The (epsilon, delta) guarantee for ``plan`` at ``delta``.
+    def guarantee(self, plan: Block) -> Guarantee:
+        """The plan's native guarantee under this accountant (converted only when asked,
+        through its ``epsilon_at`` / ``delta_at``).
 
         Raises
         ------
         UnsupportedPlanError
-            If the plan has a node this accountant cannot analyse, or if it certifies no
-            finite epsilon at this delta.
+            If the plan has a node this accountant cannot analyse.
         """
-        eps = self.epsilon(plan, delta=delta)
-        if not math.isfinite(eps):
-            raise UnsupportedPlanError(
-                f"the {self.name} accountant certifies no finite epsilon for this plan at "
-                f"delta={delta!r}; allow a larger delta"
-            )
-        eps = max(eps, 5e-324)  # a guarantee's epsilon must be > 0
-        return PureDP(epsilon=eps) if delta == 0.0 else ApproxDP(epsilon=eps, delta=delta)
+        return self.to_guarantee(self.cost(plan))
+
+    def epsilon(self, plan: Block, *, delta: float) -> float:
+        """A certified epsilon such that ``plan`` is (epsilon, delta)-DP (may be ``inf``):
+        ``self.guarantee(plan).epsilon_at(delta)``."""
+        d = check.delta("delta", delta, f"{type(self).__name__}.epsilon")
+        return self.guarantee(plan).epsilon_at(d)
+
+    def delta(self, plan: Block, *, epsilon: float) -> float:
+        """A certified delta such that ``plan`` is (epsilon, delta)-DP (at most 1):
+        ``self.guarantee(plan).delta_at(epsilon)``."""
+        e = check.nonnegative("epsilon", epsilon, f"{type(self).__name__}.delta")
+        if math.isinf(e):
+            self.check(plan)
+            return 0.0
+        return self.guarantee(plan).delta_at(e)
+
+    # -- budget filters (see privkit.filter.BudgetFilter) ------------------------------------
+
+    def filter_limit(self, epsilon: float, delta: float) -> Any:
+        """This accountant's form of a filter's (epsilon, delta) limit, computed once.
+
+        Default: the pair itself."""
+        return (epsilon, delta)
+
+    def filter_charge(self, block: Block, *, delta: float | None, owner: str) -> Cost:
+        """What one adaptively chosen spend of ``block`` is charged.
+
+        Default: the block's cost; a per-spend ``delta`` is refused, because the filter
+        composes the blocks' own guarantees and converts the total at the limit's delta.
+        """
+        if delta is not None:
+            raise check.fail(
+                "delta", delta, "left out", owner,
+                f"a filter over the {self.name} accountant charges each block its own "
+                "guarantee and converts the total at the limit's delta; a block's delta "
+                "is not chosen per spend")
+        return self.cost(block)
+
+    def filter_fits(self, total: Cost, limit: Any, slack: float) -> bool:
+        """Whether the composed cost of the spends fits the limit, up to a relative
+        ``slack`` for floating-point rounding. Default: the native guarantee's epsilon
+        at the limit's delta is at most the limit's epsilon."""
+        epsilon, delta = limit
+        return bool(self.to_guarantee(total).epsilon_at(delta) <= epsilon * (1.0 + slack))
+
+    def filter_spent(self, total: Cost | None, limit: Any) -> tuple[float, float]:
+        """What the spends cost, as (epsilon, delta) (default: epsilon at the limit's
+        delta)."""
+        delta = limit[1]
+        if total is None:
+            return 0.0, 0.0
+        return self.to_guarantee(total).epsilon_at(delta), delta
+
+    def filter_remaining(self, total: Cost | None, limit: Any, slack: float,
+                         relation: Neighbouring) -> tuple[float, float]:
+        """What one more block may still cost, as (epsilon, delta): by default the
+        largest pure epsilon whose block still fits (bisection to 1e-9 relative), and no
+        delta."""
+        epsilon = limit[0]
+
+        def fits(e: float) -> bool:
+            block = self.leaf(Claimed(PureDP(epsilon=e), relation=relation))
+            return self.filter_fits(block if total is None else self.sequential([total, block]),
+                                    limit, slack)
+
+        if not fits(1e-300):
+            return 0.0, 0.0
+        lo, hi = 1e-300, epsilon
+        if fits(hi):
+            return hi, 0.0
+        while hi - lo > 1e-9 * hi:
+            mid = (lo + hi) / 2.0
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo, 0.0
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+# -- the registry ------------------------------------------------------------------------------
+
+AccountantFactory = Callable[[], Accountant[Any]]
+
+_REGISTRY: dict[str, AccountantFactory] = {}
+
+
+def register_accountant(name: str, factory: AccountantFactory, *,
+                        replace: bool = False) -> None:
+    """Make an accountant available by ``name`` to :func:`get_accountant`,
+    :func:`available_accountants`, :func:`privkit.tightest` and ``privkit account``.
+
+    Parameters
+    ----------
+    name : str
+        The accountant's ``name`` (each instance the factory makes must carry it).
+    factory : callable
+        Called with no argument, returns a fresh :class:`Accountant` (usually the class).
+    replace : bool, default False
+        Allow replacing an accountant already registered under ``name``.
+
+    Examples
+    --------
+    >>> from privkit.accountant import available_accountants, unregister_accountant
+    >>> from privkit.accountants import BasicAccountant
+    >>> class Mine(BasicAccountant):
+    ...     name = "mine"
+    >>> register_accountant("mine", Mine)
+    >>> "mine" in [a.name for a in available_accountants()]
+    True
+    >>> unregister_accountant("mine")
+
+    .. versionadded:: 0.2.0
+    """
+    owner = "register_accountant"
+    check.instance("name", name, str, owner)
+    if not name:
+        raise check.fail("name", name, "a non-empty string", owner)
+    if not callable(factory):
+        raise check.fail("factory", factory, "a callable returning an Accountant", owner)
+    if name in _REGISTRY and not replace:
+        raise check.fail("name", name, "a name not registered yet", owner,
+                         "pass replace=True to replace it")
+    _REGISTRY[name] = factory
+
+
+def unregister_accountant(name: str) -> None:
+    """Remove the accountant registered under ``name``.
+
+    .. versionadded:: 0.2.0
+    """
+    if name not in _REGISTRY:
+        raise check.fail("name", name, f"one of {', '.join(map(repr, _REGISTRY))}",
+                         "unregister_accountant")
+    del _REGISTRY[name]
+
+
+def _make(name: str, factory: AccountantFactory) -> Accountant[Any]:
+    accountant = factory()
+    if not isinstance(accountant, Accountant) or accountant.name != name:
+        raise check.fail("factory", factory, f"a callable returning an Accountant named "
+                         f"{name!r}", "get_accountant", f"it returned {accountant!r}")
+    return accountant
+
+
+def get_accountant(name: str) -> Accountant[Any]:
+    """A fresh instance of the accountant registered under ``name``.
+
+    .. versionadded:: 0.1.0
+    """
+    if name not in _REGISTRY:
+        names = ", ".join(repr(n) for n in _REGISTRY)
+        raise check.fail("name", name, f"one of {names}", "get_accountant")
+    return _make(name, _REGISTRY[name])
+
+
+def available_accountants() -> tuple[Accountant[Any], ...]:
+    """One instance of every registered accountant, in registration order (privkit's
+    own first: basic, advanced, optimal, zcdp, rdp, gdp, pld).
+
+    .. versionadded:: 0.1.0
+    """
+    return tuple(_make(name, factory) for name, factory in _REGISTRY.items())

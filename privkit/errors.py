@@ -11,7 +11,6 @@ and what is allowed.
 from __future__ import annotations
 
 __all__ = [
-    "BudgetExceeded",
     "BudgetExceededError",
     "IncompatibleCompositionError",
     "InvalidParameterError",
@@ -29,13 +28,17 @@ class PrivkitError(Exception):
     """
 
 
-class InvalidParameterError(PrivkitError, ValueError):
-    """An argument is outside what is allowed (epsilon <= 0, delta >= 1, NaN, ...).
+class InvalidParameterError(PrivkitError, ValueError, TypeError):
+    """An argument is not what is allowed: a wrong value (epsilon <= 0, delta >= 1, NaN)
+    or a wrong type (a string or a bool where a number is needed).
 
-    Subclasses ``ValueError`` so that code written against the standard library's
-    conventions (and scikit-learn's estimator checks) catches it.
+    Subclasses both ``ValueError`` and ``TypeError``, as scikit-learn's
+    ``InvalidParameterError`` does, so that code written against either convention (and
+    scikit-learn's estimator checks) catches it.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       Also a ``TypeError``.
     """
 
 
@@ -46,10 +49,6 @@ class BudgetExceededError(PrivkitError):
 
     .. versionadded:: 0.1.0
     """
-
-
-#: The name used in privkit's design documents; the same class as :class:`BudgetExceededError`.
-BudgetExceeded = BudgetExceededError
 
 
 class IncompatibleCompositionError(PrivkitError, ValueError):

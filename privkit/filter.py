@@ -5,17 +5,13 @@
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import Any
 
 import attrs
 
 from privkit import _validation as check
-from privkit import conversions
-from privkit.accountant import Accountant
-from privkit.accountants.basic import BasicAccountant
-from privkit.accountants.zcdp import ZCDPAccountant, zcdp_rho
+from privkit.accountant import Accountant, available_accountants, get_accountant
 from privkit.errors import BudgetExceededError, IncompatibleCompositionError
 from privkit.guarantees import ApproxDP, Guarantee, PureDP
 from privkit.neighbouring import Neighbouring
@@ -39,12 +35,14 @@ class Budget:
 
 @attrs.frozen(kw_only=True)
 class FilterEntry:
-    """One accepted spend: the block and what it cost under the filter's rule."""
+    """One accepted spend: the block, what it cost under the filter's accountant (its
+    native ``cost``), and that cost as (epsilon, delta) (and rho for zCDP)."""
 
     block: Block
     epsilon: float
     delta: float
     rho: float | None = None
+    cost: Any = attrs.field(default=None, eq=False, repr=False)
 
 
 class BudgetFilter:
@@ -60,21 +58,21 @@ class BudgetFilter:
         The limit's epsilon (finite, > 0).
     delta : float, default 0
         The limit's delta, in [0, 1).
-    accountant : {"basic", "zcdp"} or Accountant, default "basic"
-        How spends compose. Only accountants that are valid when each block is chosen
-        after seeing earlier outputs are accepted:
+    accountant : str or Accountant, default "basic"
+        How spends compose: a registered accountant's name or an instance. The filter
+        asks the accountant whether it is valid when each block, and its parameters, are
+        chosen after seeing earlier outputs (``valid_for_adaptive_filter``, whose
+        citation is its ``adaptive_filter_note``), and refuses it otherwise, with that
+        note. Among privkit's own:
 
-        * ``"basic"``: epsilons and deltas add. Valid for adaptively chosen blocks and
-          adaptively chosen parameters (Rogers, Roth, Ullman, Vadhan 2016, Theorem 3.6).
-          A block without a pure-DP guarantee must say how much delta it uses:
-          ``spend(block, delta=...)``.
+        * ``"basic"``: epsilons and deltas add (Rogers, Roth, Ullman, Vadhan 2016,
+          Theorem 3.6). A block without a pure-DP guarantee must say how much delta it
+          uses: ``spend(block, delta=...)``.
         * ``"zcdp"``: rhos add, and the limit is the largest rho whose (epsilon, delta)
-          conversion fits. Valid for adaptively chosen blocks (Feldman, Zrnic 2021,
-          Theorem 3.1, at every order, hence for zCDP).
+          conversion fits (Feldman, Zrnic 2021, Theorem 3.1). A block is charged its own
+          rho: ``spend(block, delta=...)`` is refused.
 
-        Every other accountant is refused, with the reason: advanced, optimal, GDP and
-        PLD composition assume the blocks (or at least their parameters) are fixed in
-        advance, and an RDP filter is only valid at one order fixed in advance.
+        advanced, optimal, RDP, GDP and PLD composition are refused (see their notes).
     relation : Neighbouring, optional
         The neighbouring relation of every block; by default, that of the first spend.
 
@@ -103,18 +101,17 @@ class BudgetFilter:
         *,
         epsilon: float,
         delta: float = 0.0,
-        accountant: str | Accountant = "basic",
+        accountant: str | Accountant[Any] = "basic",
         relation: Neighbouring | None = None,
     ) -> None:
         owner = "BudgetFilter"
         self._epsilon = check.positive_finite("epsilon", epsilon, owner)
         self._delta = check.delta("delta", delta, owner)
-        self._rule = _rule_name(accountant)
+        self._accountant = _filter_accountant(accountant)
         self._relation = None if relation is None else Neighbouring.parse(relation, owner=owner)
-        self._rho_limit = (
-            _largest_rho(self._epsilon, self._delta) if self._rule == "zcdp" else None
-        )
+        self._limit = self._accountant.filter_limit(self._epsilon, self._delta)
         self._entries: tuple[FilterEntry, ...] = ()
+        self._total: Any = None
         self._lock = threading.Lock()
 
     # -- state ------------------------------------------------------------------------------
@@ -128,8 +125,8 @@ class BudgetFilter:
 
     @property
     def accountant(self) -> str:
-        """The composition rule's name (``"basic"`` or ``"zcdp"``)."""
-        return self._rule
+        """The name of the accountant spends compose under."""
+        return self._accountant.name
 
     @property
     def relation(self) -> Neighbouring | None:
@@ -144,24 +141,31 @@ class BudgetFilter:
     @property
     def rho_limit(self) -> float | None:
         """For the zCDP rule: the largest total rho that fits the limit."""
-        return self._rho_limit
+        return float(self._limit[2]) if len(self._limit) > 2 else None
 
     @property
     def spent(self) -> Budget:
-        """What has been spent, as (epsilon, delta) at the limit's delta for zCDP."""
-        return _total(self._entries, self._rule, self._delta)
+        """What has been spent, as (epsilon, delta) (for zCDP: the total rho converted
+        at the limit's delta)."""
+        epsilon, delta = self._accountant.filter_spent(self._total, self._limit)
+        return Budget(epsilon=epsilon, delta=delta)
 
     @property
     def remaining(self) -> Budget:
-        """The limit minus what has been spent (never below zero)."""
-        used = self.spent
-        return Budget(epsilon=max(0.0, self._epsilon - used.epsilon),
-                      delta=max(0.0, self._delta - used.delta))
+        """What one more block may still cost, never below zero: for basic composition
+        the limit minus what has been spent; for zCDP the rho left as the epsilon of a pure
+        block that still fits (``sqrt(2 rho_left)``) and no delta; for other accountants
+        the largest pure epsilon that still fits. A block costing ``remaining`` fits."""
+        relation = self._relation or Neighbouring.ADD_REMOVE
+        epsilon, delta = self._accountant.filter_remaining(self._total, self._limit, _SLACK,
+                                                           relation)
+        return Budget(epsilon=epsilon, delta=delta)
 
     # -- spending ---------------------------------------------------------------------------
 
     def cost(self, block: Block, *, delta: float | None = None) -> FilterEntry:
-        """What spending ``block`` would cost under this filter's rule (changes nothing)."""
+        """What spending ``block`` would cost under this filter's accountant (changes
+        nothing)."""
         owner = "BudgetFilter.spend"
         check.instance("block", block, (Leaf, PlanNode), owner)
         if self._relation is not None and block.relation is not self._relation:
@@ -169,30 +173,16 @@ class BudgetFilter:
                 f"cannot spend a {block.relation.name} block in a {self._relation.name} "
                 "filter; build the block with the filter's neighbouring relation"
             )
-        if self._rule == "zcdp":
-            ZCDPAccountant().check(block)
-            rho = zcdp_rho(block)
-            return FilterEntry(block=block, epsilon=conversions.zcdp_to_epsilon(
-                rho, self._delta) if self._delta > 0 else math.inf, delta=0.0, rho=rho)
-        basic = BasicAccountant()
-        basic.check(block)
-        pure = basic.epsilon(block, delta=0.0)
-        if math.isfinite(pure):
-            return FilterEntry(block=block, epsilon=pure, delta=0.0)
-        if delta is None:
-            raise check.fail(
-                "delta", delta, "a number in (0, 1)", owner,
-                f"{_describe(block)} has no pure-DP guarantee: say how much of the "
-                f"filter's delta ({self._delta:g}) it may use, spend(block, delta=...)",
-            )
-        share = check.open_unit("delta", delta, owner)
-        return FilterEntry(block=block, epsilon=basic.epsilon(block, delta=share), delta=share)
+        charge = self._accountant.filter_charge(block, delta=delta, owner=owner)
+        epsilon, dlt = self._accountant.filter_spent(charge, self._limit)
+        rho = float(charge) if self.rho_limit is not None else None
+        return FilterEntry(block=block, epsilon=epsilon, delta=dlt, rho=rho, cost=charge)
 
     def can_spend(self, block: Block, *, delta: float | None = None) -> bool:
         """Whether ``spend(block, delta=delta)`` would succeed now."""
         entry = self.cost(block, delta=delta)
         with self._lock:
-            return self._fits(entry)
+            return self._fits(entry) is not None
 
     def spend(self, block: Block, *, delta: float | None = None) -> FilterEntry:
         """Record ``block`` if it fits; otherwise raise and change nothing.
@@ -206,14 +196,14 @@ class BudgetFilter:
         """
         entry = self.cost(block, delta=delta)
         with self._lock:
-            if not self._fits(entry):
-                used = _total(self._entries, self._rule, self._delta)
+            total = self._fits(entry)
+            if total is None:
+                left = self.remaining
                 raise BudgetExceededError(
                     f"spending {_describe(block)} (epsilon={entry.epsilon:.6g}, "
                     f"delta={entry.delta:.3g}{_rho_text(entry)}) would exceed the remaining "
-                    f"budget (epsilon={max(0.0, self._epsilon - used.epsilon):.6g}, "
-                    f"delta={max(0.0, self._delta - used.delta):.3g}) of the limit "
-                    f"{self.limit}"
+                    f"budget (epsilon={left.epsilon:.6g}, delta={left.delta:.3g}) of the "
+                    f"limit {self.limit} under the {self.accountant} accountant"
                 )
             if self._relation is None:
                 self._relation = block.relation
@@ -223,17 +213,14 @@ class BudgetFilter:
                     f"{self._relation.name} filter"
                 )
             self._entries = (*self._entries, entry)
+            self._total = total
         return entry
 
-    def _fits(self, entry: FilterEntry) -> bool:
-        if self._rule == "zcdp":
-            assert self._rho_limit is not None
-            assert entry.rho is not None
-            total = math.fsum([*(e.rho or 0.0 for e in self._entries), entry.rho])
-            return total <= self._rho_limit * (1.0 + _SLACK)
-        eps = math.fsum([*(e.epsilon for e in self._entries), entry.epsilon])
-        dlt = math.fsum([*(e.delta for e in self._entries), entry.delta])
-        return eps <= self._epsilon * (1.0 + _SLACK) and dlt <= self._delta * (1.0 + _SLACK)
+    def _fits(self, entry: FilterEntry) -> Any:
+        """The new total if ``entry`` fits, else None."""
+        total = (entry.cost if self._total is None
+                 else self._accountant.sequential([self._total, entry.cost]))
+        return total if self._accountant.filter_fits(total, self._limit, _SLACK) else None
 
     # -- pickling (the lock is not state) ------------------------------------------------------
 
@@ -247,51 +234,23 @@ class BudgetFilter:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return (f"BudgetFilter(limit={self.limit}, accountant={self._rule!r}, "
+        return (f"BudgetFilter(limit={self.limit}, accountant={self.accountant!r}, "
                 f"spent={self.spent}, spends={len(self._entries)})")
 
 
-#: Why each other accountant cannot back a filter, whose blocks and their parameters may be
-#: chosen after seeing earlier outputs.
-_NOT_ADAPTIVE = {
-    "advanced": "advanced composition holds for adaptively chosen blocks with parameters "
-                "fixed in advance; with adaptively chosen parameters it needs the larger "
-                "constants of Rogers, Roth, Ullman, Vadhan (2016), not implemented here",
-    "optimal": "optimal composition (Kairouz, Oh, Viswanath 2015) is exact only for blocks "
-               "fixed in advance",
-    "rdp": "an RDP filter is valid at one fixed order (Feldman, Zrnic 2021); choosing the "
-           "best order after the fact is not",
-    "gdp": "composition of GDP blocks with adaptively chosen mu needs the filter of "
-           "Smith and Thakurta (2022), not implemented here",
-    "pld": "PLD composition assumes the blocks are fixed in advance; fully adaptive PLD "
-           "filters (Whitehouse, Ramdas, Rogers, Wu 2023) are not implemented here",
-}
-
-
-def _rule_name(accountant: str | Accountant) -> str:
+def _filter_accountant(accountant: str | Accountant[Any]) -> Accountant[Any]:
+    """The accountant instance, if it is valid for adaptively chosen blocks."""
     owner = "BudgetFilter"
-    name = accountant.name if isinstance(accountant, Accountant) else accountant
-    if name in ("basic", "zcdp"):
-        return str(name)
-    why = _NOT_ADAPTIVE.get(str(name), "it is not a privkit accountant valid for filters")
-    raise check.fail("accountant", accountant, "'basic' or 'zcdp'", owner, why)
-
-
-def _largest_rho(epsilon: float, delta: float) -> float:
-    """The zCDP budget equivalent to the limit (refused for pure-DP limits)."""
-    if delta == 0.0:
-        raise check.fail("delta", delta, "> 0 for a zCDP filter", "BudgetFilter",
-                         "zCDP implies no pure-DP guarantee")
-    return conversions.zcdp_rho_for_approx_dp(epsilon, delta)
-
-
-def _total(entries: tuple[FilterEntry, ...], rule: str, delta: float) -> Budget:
-    if rule == "zcdp":
-        rho = math.fsum(e.rho or 0.0 for e in entries)
-        eps = conversions.zcdp_to_epsilon(rho, delta) if rho > 0 else 0.0
-        return Budget(epsilon=eps, delta=delta if rho > 0 else 0.0)
-    return Budget(epsilon=math.fsum(e.epsilon for e in entries),
-                  delta=math.fsum(e.delta for e in entries))
+    if isinstance(accountant, str):
+        instance = get_accountant(accountant)
+    else:
+        instance = check.instance("accountant", accountant, (str, Accountant), owner)
+    if not instance.valid_for_adaptive_filter:
+        valid = [a.name for a in available_accountants() if a.valid_for_adaptive_filter]
+        raise check.fail("accountant", accountant,
+                         f"{' or '.join(map(repr, valid))} (the registered accountants valid "
+                         "for adaptively chosen blocks)", owner, instance.adaptive_filter_note)
+    return instance
 
 
 def _describe(block: Block) -> str:

@@ -2,8 +2,15 @@
 
 Mechanisms call :func:`record` each time they release; inside ``with Ledger() as
 ledger:`` every such call is appended to that ledger (and to every enclosing one).
-Ledgers are per context (:mod:`contextvars`), so threads and asyncio tasks each see their
-own. An algorithm declares a :mod:`plan <privkit.plan>` before it touches the data; its
+
+Which ledgers a release is recorded in: the ledgers open in the current context
+(:mod:`contextvars`: a thread or an asyncio task), so concurrent tasks that each open
+their own ledger stay apart; and, when the current context has none open, every ledger
+open in the process, so that work handed to a thread or a ``ThreadPoolExecutor`` from
+inside ``with Ledger()`` is recorded (new threads start with an empty context). Ledgers
+may be closed in any order; a closed ledger records nothing more.
+
+An algorithm declares a :mod:`plan <privkit.plan>` before it touches the data; its
 ledger of what ran must match that plan, which :meth:`Ledger.compare` checks.
 
 .. versionadded:: 0.1.0
@@ -29,6 +36,9 @@ __all__ = ["Ledger", "LedgerComparison", "LedgerEntry", "record"]
 _ACTIVE: contextvars.ContextVar[tuple[Ledger, ...]] = contextvars.ContextVar(
     "privkit_active_ledgers", default=()
 )
+#: Every open ledger in the process (for contexts that have none of their own).
+_OPEN: list[Ledger] = []
+_OPEN_LOCK = threading.Lock()
 
 
 @attrs.frozen
@@ -89,12 +99,15 @@ class Ledger:
     def __init__(self) -> None:
         self._entries: list[LedgerEntry] = []
         self._lock = threading.Lock()
-        self._token: contextvars.Token[tuple[Ledger, ...]] | None = None
+        self._open = False
 
     def __enter__(self) -> Ledger:
-        if self._token is not None:
+        if self._open:
             raise RuntimeError("this Ledger is already active; create a new one to nest")
-        self._token = _ACTIVE.set((*_ACTIVE.get(), self))
+        self._open = True
+        _ACTIVE.set((*_ACTIVE.get(), self))
+        with _OPEN_LOCK:
+            _OPEN.append(self)
         return self
 
     def __exit__(
@@ -103,9 +116,10 @@ class Ledger:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self._token is not None
-        _ACTIVE.reset(self._token)
-        self._token = None
+        self._open = False
+        _ACTIVE.set(tuple(ledger for ledger in _ACTIVE.get() if ledger is not self))
+        with _OPEN_LOCK:
+            _OPEN[:] = [ledger for ledger in _OPEN if ledger is not self]
 
     def _append(self, entry: LedgerEntry) -> None:
         with self._lock:
@@ -152,13 +166,13 @@ class Ledger:
             return len(self._entries)
 
     def __getstate__(self) -> dict[str, Any]:
-        """The entries only: the lock and the active-context token are not state."""
+        """The entries only: the lock and whether it is open are not state."""
         return {"_entries": self.entries}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._entries = list(state["_entries"])
         self._lock = threading.Lock()
-        self._token = None
+        self._open = False
 
     def __repr__(self) -> str:
         return f"Ledger({len(self)} entries)"
@@ -170,6 +184,15 @@ def record(block: Any, count: int = 1) -> None:
     Mechanisms call this themselves; call it directly for a block that privkit does not
     run (a :class:`~privkit.plan.Claimed` block, an external library's release).
     """
-    n = check.positive_int("count", count, "record")
-    for ledger in _ACTIVE.get():
-        ledger._append(LedgerEntry(block=block, count=n))
+    n = count if type(count) is int and count >= 1 else check.positive_int("count", count,
+                                                                            "record")
+    ledgers = _ACTIVE.get()
+    if not ledgers:
+        if not _OPEN:
+            return
+        with _OPEN_LOCK:
+            ledgers = tuple(_OPEN)
+    entry = LedgerEntry(block=block, count=n)
+    for ledger in ledgers:
+        if ledger._open:
+            ledger._append(entry)

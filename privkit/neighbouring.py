@@ -23,7 +23,6 @@ from typing import Any
 import attrs
 
 from privkit import _validation as check
-from privkit.errors import IncompatibleCompositionError
 
 __all__ = ["AddRemove", "Neighbouring", "Norm", "ReplaceOne", "Sensitivity"]
 
@@ -80,12 +79,12 @@ class Norm(enum.Enum):
         raise check.fail("norm", value, "Norm.L1, Norm.L2 or Norm.LINF", owner)
 
 
-def _check_relation(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(check.field_name(attribute), value, Neighbouring, type(instance).__name__)
+def _relation(value: Any) -> Neighbouring:
+    return Neighbouring.parse(value, owner="Sensitivity")
 
 
-def _check_norm(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(check.field_name(attribute), value, Norm, type(instance).__name__)
+def _norm(value: Any) -> Norm:
+    return Norm.parse(value, owner="Sensitivity")
 
 
 @attrs.frozen(kw_only=True)
@@ -100,10 +99,10 @@ class Sensitivity:
     ----------
     value : float
         The bound, a finite number > 0.
-    norm : Norm
-        The norm it is measured in.
-    relation : Neighbouring
-        The neighbouring relation it holds for.
+    norm : Norm or str
+        The norm it is measured in (``"l1"``, ``"l2"``, ``"linf"`` are accepted).
+    relation : Neighbouring or str
+        The neighbouring relation it holds for (``"add_remove"``, ``"replace_one"``).
 
     Examples
     --------
@@ -119,8 +118,8 @@ class Sensitivity:
     """
 
     value: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
-    norm: Norm = attrs.field(validator=_check_norm)
-    relation: Neighbouring = attrs.field(validator=_check_relation)
+    norm: Norm = attrs.field(converter=_norm)
+    relation: Neighbouring = attrs.field(converter=_relation)
 
     def in_norm(self, norm: Norm, *, dimension: int | None = None) -> Sensitivity:
         """The same bound expressed in another norm, using the norm inequalities.
@@ -156,23 +155,23 @@ class Sensitivity:
     def require(self, *, norm: Norm, owner: str) -> None:
         """Raise unless this sensitivity is measured in ``norm``."""
         if self.norm is not norm:
-            raise IncompatibleCompositionError(
-                f"{owner} needs an {norm.name} sensitivity (got {self!r}); convert it with "
-                f"sensitivity.in_norm(Norm.{norm.name}, dimension=...) if the bound allows"
-            )
+            raise check.fail("sensitivity", self, f"a sensitivity in the {norm.value} norm",
+                             owner, f"convert it with .in_norm(Norm.{norm.name}, "
+                             "dimension=...) if the bound allows")
 
     def __str__(self) -> str:
         return f"{self.value:g} ({self.norm.name}, {self.relation.value})"
 
     @classmethod
     def coerce(
-        cls, value: float | Sensitivity, *, norm: Norm, relation: Neighbouring | None,
+        cls, value: float | Sensitivity, *, norm: Norm, relation: Neighbouring | str | None,
         owner: str,
     ) -> Sensitivity:
         """A Sensitivity from an existing one (checked against ``norm`` and ``relation``)
         or from a bare number plus ``relation``. Used by named constructors."""
         if isinstance(value, Sensitivity):
-            if relation is not None and relation is not value.relation:
+            if relation is not None and Neighbouring.parse(relation, owner=owner
+                                                           ) is not value.relation:
                 raise check.fail("relation", relation, f"{value.relation!r} (the "
                                  "sensitivity's own relation) or omitted", owner)
             value.require(norm=norm, owner=owner)

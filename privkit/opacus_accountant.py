@@ -45,10 +45,11 @@ def _step_leaf(noise_multiplier: float) -> Gaussian:
                                             relation=Neighbouring.ADD_REMOVE))
 
 
-def _step_plan(noise_multiplier: float, sample_rate: float, steps: int) -> Block:
+def _step_plan(noise_multiplier: float, sampling_rate: float, steps: int) -> Block:
     """``steps`` DP-SGD steps: Poisson subsampling of :func:`_step_leaf`."""
     gaussian = _step_leaf(noise_multiplier)
-    block: Block = gaussian if sample_rate == 1.0 else PoissonSubsample(gaussian, sample_rate)
+    block: Block = (gaussian if sampling_rate == 1.0
+                    else PoissonSubsample(gaussian, sampling_rate))
     return block if steps == 1 else Repeat(block, steps)
 
 
@@ -63,10 +64,12 @@ class PrivkitAccountant(IAccountant):  # type: ignore[misc]  # opacus is untyped
     Attributes
     ----------
     history : list of (noise_multiplier, sample_rate, steps)
-        As in opacus's own accountants (consecutive identical steps are merged).
+        As in opacus's own accountants (consecutive identical steps are merged);
+        ``sample_rate`` is opacus's name in the methods opacus calls, privkit's own
+        functions say ``sampling_rate``.
     """
 
-    def __init__(self, accountant: Accountant | str | None = None) -> None:
+    def __init__(self, accountant: Accountant[Any] | str | None = None) -> None:
         super().__init__()
         if accountant is None:
             accountant = PLDAccountant()
@@ -110,23 +113,23 @@ class PrivkitAccountant(IAccountant):  # type: ignore[misc]  # opacus is untyped
         return "privkit"
 
 
-def dp_sgd_plan(noise_multiplier: float, sample_rate: float, steps: int) -> Block:
-    """The plan of ``steps`` DP-SGD steps with Poisson rate ``sample_rate``."""
+def dp_sgd_plan(noise_multiplier: float, sampling_rate: float, steps: int) -> Block:
+    """The plan of ``steps`` DP-SGD steps with Poisson rate ``sampling_rate``."""
     owner = "dp_sgd_plan"
     sigma = check.positive_finite("noise_multiplier", noise_multiplier, owner)
-    q = check.rate("sample_rate", sample_rate, owner)
+    q = check.rate("sampling_rate", sampling_rate, owner)
     return _step_plan(sigma, q, check.positive_int("steps", steps, owner))
 
 
-def noise_multiplier_for(epsilon: float, delta: float, *, sample_rate: float, steps: int,
-                         accountant: Accountant | None = None) -> float:
+def noise_multiplier_for(epsilon: float, delta: float, *, sampling_rate: float, steps: int,
+                         accountant: Accountant[Any] | None = None) -> float:
     """The smallest noise multiplier (to 1e-6 relative) whose DP-SGD run meets
     (epsilon, delta) under ``accountant`` (default PLD): privkit's counterpart of
     opacus's ``get_noise_multiplier``, which only knows opacus's own accountants."""
     owner = "noise_multiplier_for"
     eps = check.positive_finite("epsilon", epsilon, owner)
     d = check.open_unit("delta", delta, owner)
-    q = check.rate("sample_rate", sample_rate, owner)
+    q = check.rate("sampling_rate", sampling_rate, owner)
     n = check.positive_int("steps", steps, owner)
     acct = accountant or PLDAccountant()
     lo, hi = 0.05, 1.0

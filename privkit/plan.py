@@ -341,8 +341,8 @@ def _check_guarantee(instance: Any, attribute: Any, value: Any) -> None:
     check.instance(check.field_name(attribute), value, Guarantee, type(instance).__name__)
 
 
-def _check_relation(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(check.field_name(attribute), value, Neighbouring, type(instance).__name__)
+def _relation(value: Any) -> Neighbouring:
+    return Neighbouring.parse(value, owner="Claimed")
 
 
 @attrs.frozen
@@ -356,14 +356,14 @@ class Claimed(Leaf):
     ----------
     guarantee : Guarantee
         What the block is stated to satisfy for one run.
-    relation : Neighbouring
-        Under which neighbouring relation.
+    relation : Neighbouring or str
+        Under which neighbouring relation (``"add_remove"`` or ``"replace_one"``).
     label : str
         A name for printing and ledgers.
     """
 
     _guarantee: Guarantee = attrs.field(alias="guarantee", validator=_check_guarantee)
-    _relation: Neighbouring = attrs.field(alias="relation", validator=_check_relation, kw_only=True)
+    _relation: Neighbouring = attrs.field(alias="relation", converter=_relation, kw_only=True)
     label: str = attrs.field(default="claimed", kw_only=True, validator=_description_validator)
 
     @property

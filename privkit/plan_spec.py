@@ -17,12 +17,16 @@ where each NODE is an object with exactly one key naming its kind:
 ``{"post_process": {"block": NODE, "description": "..."}}``
 ``{"poisson_subsample": {"sampling_rate": q, "block": NODE}}``
 ``{"sample_without_replacement": {"sample_size": m, "population_size": n, "block": NODE}}``
-``{"laplace": {...}}``                ``scale`` or ``epsilon``; ``l1_sensitivity`` (default 1)
-``{"gaussian": {...}}``               ``noise_scale``, ``noise_multiplier``, ``mu``, ``rho``, or
-                                      ``epsilon`` + ``delta`` (analytic); ``l2_sensitivity``
-                                      (default 1)
+``{KIND: {FIELD: value, ...}}``        a mechanism: its registered ``kind`` and its fields,
+                                      e.g. ``{"laplace": {"noise_scale": 2.0,
+                                      "l1_sensitivity": 1.0}}``; a sensitivity is written
+                                      ``<norm>_sensitivity`` and is always required
 ``{"claimed": {"guarantee": G, "label": "..."}}``   a block known only by a guarantee
 ====================================  ====================================================
+
+The mechanism kinds and their fields are those of
+:func:`privkit.mechanism.registered_mechanisms`; a mechanism defined outside privkit is
+readable as soon as its class is imported.
 
 and a guarantee G is one of ``{"pure_dp": {"epsilon": e}}``, ``{"approx_dp": {"epsilon":
 e, "delta": d}}``, ``{"zcdp": {"rho": r}}``, ``{"gdp": {"mu": m}}``, ``{"rdp": {"orders":
@@ -36,7 +40,6 @@ silently.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,7 @@ from privkit.guarantees import (
     LaplaceDP,
     PureDP,
 )
+from privkit.mechanism import mechanism_from_spec, registered_mechanisms
 from privkit.neighbouring import Neighbouring
 from privkit.plan import (
     Block,
@@ -71,40 +75,39 @@ __all__ = [
     "load_plan",
     "plan_from_spec",
     "plan_to_spec",
-    "register_leaf",
 ]
 
-LeafFactory = Callable[[dict[str, Any], Neighbouring], Block]
-_LEAVES: dict[str, LeafFactory] = {}
-
-
-def register_leaf(kind: str, factory: LeafFactory) -> None:
-    """Make ``{kind: {...}}`` readable in plan files; ``factory(args, relation)`` builds it."""
-    _LEAVES[kind] = factory
+_NODES = ("sequential", "parallel", "repeat", "post_process", "poisson_subsample",
+          "sample_without_replacement", "claimed")
 
 
 def _single_key(spec: Any, where: str) -> tuple[str, Any]:
     if not isinstance(spec, dict) or len(spec) != 1:
-        raise InvalidParameterError(
-            f"{where} must be an object with exactly one key naming its kind "
-            f"(got {json.dumps(spec)[:120]})"
-        )
+        raise check.fail(where, _short(spec), "an object with exactly one key naming its kind",
+                         "a plan file")
     ((kind, body),) = spec.items()
     return kind, body
 
 
+def _short(value: Any) -> str:
+    try:
+        return json.dumps(value)[:120]
+    except (TypeError, ValueError):
+        return repr(value)[:120]
+
+
 def _fields(body: Any, kind: str, required: set[str], optional: set[str]) -> dict[str, Any]:
     if not isinstance(body, dict):
-        raise InvalidParameterError(f"'{kind}' must map to an object (got {body!r})")
+        raise check.fail(kind, _short(body), "an object", "a plan file")
     unknown = set(body) - required - optional
     if unknown:
         allowed = ", ".join(sorted(required | optional))
-        raise InvalidParameterError(
-            f"unknown key(s) {sorted(unknown)} in '{kind}'; allowed: {allowed}"
-        )
+        raise check.fail(kind, _short(body), f"an object with keys among: {allowed}",
+                         "a plan file", f"unknown key(s) {sorted(unknown)}")
     missing = required - set(body)
     if missing:
-        raise InvalidParameterError(f"'{kind}' needs key(s) {sorted(missing)}")
+        raise check.fail(kind, _short(body), f"an object with the key(s) {sorted(missing)}",
+                         "a plan file")
     return body
 
 
@@ -125,10 +128,8 @@ def guarantee_from_spec(spec: Any) -> Guarantee:
         return BoundedRange(**_fields(body, kind, {"eta"}, set()))
     if kind == "laplace_dp":
         return LaplaceDP(**_fields(body, kind, {"epsilon"}, set()))
-    raise InvalidParameterError(
-        f"unknown guarantee kind {kind!r}; expected pure_dp, approx_dp, zcdp, gdp, rdp, "
-        "bounded_range or laplace_dp"
-    )
+    raise check.fail("guarantee kind", kind, "one of pure_dp, approx_dp, zcdp, gdp, rdp, "
+                     "bounded_range, laplace_dp", "a plan file")
 
 
 def guarantee_to_spec(guarantee: Guarantee) -> dict[str, Any]:
@@ -159,7 +160,6 @@ def _claimed(body: Any, relation: Neighbouring) -> Block:
 def plan_from_spec(spec: Any, *, relation: Neighbouring | str) -> Block:
     """Build a plan from a NODE (see the module docstring) under ``relation``."""
     rel = Neighbouring.parse(relation, owner="plan_from_spec")
-    _ensure_builtin_leaves()
     return _node(spec, rel, "plan")
 
 
@@ -167,7 +167,7 @@ def _node(spec: Any, rel: Neighbouring, where: str) -> Block:
     kind, body = _single_key(spec, where)
     if kind in ("sequential", "parallel"):
         if not isinstance(body, list) or not body:
-            raise InvalidParameterError(f"'{kind}' must map to a non-empty list of blocks")
+            raise check.fail(kind, _short(body), "a non-empty list of blocks", "a plan file")
         blocks = [_node(b, rel, f"{kind}[{i}]") for i, b in enumerate(body)]
         return Sequential(*blocks) if kind == "sequential" else Parallel(*blocks)
     if kind == "repeat":
@@ -185,11 +185,13 @@ def _node(spec: Any, rel: Neighbouring, where: str) -> Block:
         f = _fields(body, kind, {"sample_size", "population_size", "block"}, set())
         return SampleWithoutReplacement(_node(f["block"], rel, f"{kind}.block"),
                                         f["sample_size"], f["population_size"])
-    if kind in _LEAVES:
-        return _LEAVES[kind](body, rel)
-    known = sorted(["sequential", "parallel", "repeat", "post_process", "poisson_subsample",
-                    "sample_without_replacement", *_LEAVES])
-    raise InvalidParameterError(f"unknown block kind {kind!r} at {where}; known: {known}")
+    if kind == "claimed":
+        return _claimed(body, rel)
+    mechanisms = registered_mechanisms()
+    if kind in mechanisms:
+        return mechanism_from_spec(kind, body, rel)
+    known = ", ".join(sorted([*_NODES, *mechanisms]))
+    raise check.fail(f"block kind at {where}", kind, f"one of: {known}", "a plan file")
 
 
 def plan_to_spec(plan: Block) -> dict[str, Any]:
@@ -207,21 +209,17 @@ class PlanDocument:
 
 def load_plan(path: str | Path) -> PlanDocument:
     """Read a plan file (JSON; see the module docstring)."""
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(f"{path} is not a plan file: it is not UTF-8 text "
+                                    f"({exc.reason} at byte {exc.start})") from exc
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidParameterError(f"{path} is not valid JSON: {exc}") from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InvalidParameterError(f"{path} is not a readable plan file: {exc}") from exc
     fields = _fields(doc, str(path), {"relation", "plan"}, {"delta", "description"})
     delta = fields.get("delta")
     if delta is not None:
         delta = check.delta("delta", delta, str(path))
     return PlanDocument(plan_from_spec(fields["plan"], relation=fields["relation"]), delta)
-
-
-def _ensure_builtin_leaves() -> None:
-    register_leaf("claimed", _claimed)
-    if "laplace" not in _LEAVES:
-        import privkit.mechanisms._specs  # noqa: F401  (registers the built-in mechanisms)
-
-

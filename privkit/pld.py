@@ -35,11 +35,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
+from privkit.guarantees import Guarantee
 
-__all__ = ["PrivacyLossDistribution", "dominating_pld"]
+__all__ = ["LOSS_CAP", "PLDGuarantee", "PrivacyLossDistribution", "dominating_pld"]
 
 #: Default mass allowed in each truncated tail per convolution (moved pessimistically).
 TAIL_MASS = 1e-16
+#: Composed losses are kept within [-LOSS_CAP, LOSS_CAP] (pessimistically: mass above goes
+#: to +infinity, mass below moves up to -LOSS_CAP), so a grid never outgrows
+#: ``2 LOSS_CAP / step`` points whatever the number of compositions. Mass at a loss above
+#: LOSS_CAP contributes at least ``1 - e^(eps - LOSS_CAP)`` to delta(eps), so moving it to
+#: +infinity changes no delta at any eps below ~LOSS_CAP - 37 by more than 1e-16 of it.
+LOSS_CAP = 150.0
 #: Entries below this fraction of the largest are FFT noise and are cut (pessimistically).
 _RELATIVE_FLOOR = 1e-14
 
@@ -119,11 +126,15 @@ class PrivacyLossDistribution:
 
     def self_compose(self, count: int, *, tail_mass: float = TAIL_MASS
                      ) -> PrivacyLossDistribution:
-        """The PLD of ``count`` runs, by repeated squaring (``log2(count)`` convolutions)."""
+        """The PLD of ``count`` runs, by repeated squaring (``log2(count)`` convolutions,
+        each on a grid bounded by :data:`LOSS_CAP`: time logarithmic in ``count``, memory
+        independent of it)."""
         k = check.positive_int("count", count, "PrivacyLossDistribution.self_compose")
         result: PrivacyLossDistribution | None = None
         power = self
         while True:
+            if power.infinity_mass >= 1.0:  # no privacy left: every further run is free
+                return power
             if k & 1:
                 result = power if result is None else result.compose(power, tail_mass=tail_mass)
             k >>= 1
@@ -243,12 +254,34 @@ def _truncated(step: float, offset: int, pmf: NDArray[np.float64], infinity: flo
                tail_mass: float) -> PrivacyLossDistribution:
     """Cut both tails where the entries fall below a noise floor, pessimistically.
 
-    FFT rounding leaves a floor of about 1e-17 per entry, so a cut on cumulative tail
-    mass alone would never trim. Entries below ``max(pmf) * 1e-14`` at either end are
-    cut; the upper cut's mass goes to +infinity and the lower cut's mass moves up to the
-    first kept entry (both only increase delta). ``tail_mass`` additionally trims tails
+    Losses beyond +-:data:`LOSS_CAP` are first cut (above: to +infinity; below: moved up to
+    the lowest allowed loss). FFT rounding leaves a floor of about 1e-17 per entry, so a
+    cut on cumulative tail mass alone would never trim. Entries below
+    ``max(pmf) * 1e-14`` at either end are cut; the upper cut's mass goes to +infinity
+    and the lower cut's mass moves up to the first kept entry (both only increase
+    delta). ``tail_mass`` additionally trims tails
     whose total is below it.
     """
+    top_index = math.floor(LOSS_CAP / step) - offset  # last index allowed
+    if top_index < pmf.size - 1:
+        if top_index < 0:
+            return PrivacyLossDistribution(step=step, offset=offset, pmf=np.zeros(1),
+                                           infinity_mass=min(1.0, infinity + float(pmf.sum())))
+        infinity = infinity + float(pmf[top_index + 1:].sum())
+        pmf = pmf[:top_index + 1]
+    bottom_index = math.ceil(-LOSS_CAP / step) - offset  # first index allowed
+    if bottom_index > 0:
+        if bottom_index >= pmf.size:  # all mass below the cap: move it up to the cap
+            return PrivacyLossDistribution(
+                step=step, offset=offset + bottom_index, pmf=np.array([float(pmf.sum())]),
+                infinity_mass=min(1.0, infinity))
+        moved = float(pmf[:bottom_index].sum())
+        pmf = pmf[bottom_index:].copy()
+        pmf[0] += moved
+        offset += bottom_index
+    if float(pmf.sum()) <= tail_mass:  # (almost) every loss is infinite: say so exactly
+        return PrivacyLossDistribution(step=step, offset=offset, pmf=np.zeros(1),
+                                       infinity_mass=1.0)
     floor = float(pmf.max()) * _RELATIVE_FLOOR
     above = np.flatnonzero(pmf > floor)
     if above.size == 0:
@@ -264,3 +297,36 @@ def _truncated(step: float, offset: int, pmf: NDArray[np.float64], infinity: flo
     moved_up = float(pmf[keep_top:].sum())
     return PrivacyLossDistribution(step=step, offset=offset + keep_bottom, pmf=kept,
                                    infinity_mass=min(1.0, infinity + moved_up))
+
+
+@attrs.frozen(eq=False)
+class PLDGuarantee(Guarantee):
+    """A plan's privacy as a pair of pessimistic privacy loss distributions: the native
+    guarantee of the PLD accountant.
+
+    ``remove`` is the loss of (P, Q) = (M(D), M(D')) with D' = D minus a record, ``add``
+    the reverse; for symmetric blocks they coincide. Each is a dominating pair (see
+    :class:`PrivacyLossDistribution`), so both conversions are certified upper bounds.
+
+    .. versionadded:: 0.2.0
+    """
+
+    remove: PrivacyLossDistribution
+    add: PrivacyLossDistribution
+
+    def delta_at(self, epsilon: float) -> float:
+        """The worse of the two directions."""
+        e = check.nonnegative("epsilon", epsilon, "PLDGuarantee.delta_at")
+        return max(self.remove.delta_at(e), self.add.delta_at(e))
+
+    def epsilon_at(self, delta: float) -> float:
+        """The worse of the two directions."""
+        d = check.delta("delta", delta, "PLDGuarantee.epsilon_at")
+        return max(self.remove.epsilon_at(d), self.add.epsilon_at(d))
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return other is self  # no other guarantee is compared with a whole profile here
+
+    def __str__(self) -> str:
+        return (f"PLDGuarantee(step={self.remove.step:g}, "
+                f"{self.remove.pmf.size + self.add.pmf.size} atoms)")

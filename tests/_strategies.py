@@ -41,7 +41,7 @@ guarantees = st.one_of(
 def laplaces(relation: Neighbouring = Neighbouring.ADD_REMOVE) -> st.SearchStrategy[Laplace]:
     return st.builds(
         Laplace,
-        scale=st.floats(min_value=0.05, max_value=50.0),
+        noise_scale=st.floats(min_value=0.05, max_value=50.0),
         sensitivity=st.builds(Sensitivity, value=st.floats(min_value=0.1, max_value=5.0),
                               norm=st.just(Norm.L1), relation=st.just(relation)),
     )

@@ -14,12 +14,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
-from privkit.ledger import record
-from privkit.mechanism import Mechanism, Size, as_size, as_value
+from privkit.mechanism import (
+    AdditiveMechanism,
+    WorstCase,
+    as_value,
+    noise_scale_field,
+    sensitivity_field,
+)
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.rng import RNGLike, as_generator
 
-from .._validators import positive_finite, sensitivity_in
 from .samplers import at_least, discrete_laplace
 
 __all__ = ["DiscreteLaplace", "as_integers"]
@@ -35,12 +38,12 @@ def as_integers(value: ArrayLike, owner: str) -> NDArray[np.int64]:
 
 
 @attrs.frozen(kw_only=True)
-class DiscreteLaplace(Mechanism):
-    """Add two-sided geometric noise, ``P(z) ∝ exp(-|z| / scale)`` on the integers.
+class DiscreteLaplace(AdditiveMechanism):
+    """Add two-sided geometric noise, ``P(z) ∝ exp(-|z| / t)`` on the integers.
 
     Parameters
     ----------
-    scale : float
+    noise_scale : float
         The noise scale t, finite and > 0.
     sensitivity : Sensitivity
         L1 sensitivity of the integer-valued query.
@@ -51,67 +54,66 @@ class DiscreteLaplace(Mechanism):
     2020, Section 2). Draws are exact (CKS 2020 Alg. 2, see
     :mod:`privkit.mechanisms.discrete.samplers`) with the scale rounded *up* to a dyadic
     rational within a relative 2^-28: more noise than declared, never less. Outputs are
-    integers, so floating-point attacks do not apply.
+    integers, so floating-point attacks do not apply. ``simulate`` uses numpy's float
+    geometric sampler: faster, not exact.
 
     Examples
     --------
-    >>> from privkit import Neighbouring
     >>> from privkit.mechanisms import DiscreteLaplace
-    >>> m = DiscreteLaplace.for_epsilon(1.0, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
+    >>> m = DiscreteLaplace.for_epsilon(1.0, sensitivity=1.0, relation="add_remove")
     >>> m.release([10, 20], rng=0).dtype
     dtype('int64')
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       ``scale`` is now ``noise_scale``, as on every additive mechanism.
     """
 
     kind: ClassVar[str] = "discrete_laplace"
 
-    scale: float = attrs.field(validator=positive_finite)
-    sensitivity: Sensitivity = attrs.field(validator=sensitivity_in(Norm.L1))
+    noise_scale: float = noise_scale_field()
+    sensitivity: Sensitivity = sensitivity_field(Norm.L1)
 
     @classmethod
     def for_epsilon(cls, epsilon: float, *, sensitivity: float | Sensitivity,
-                    relation: Neighbouring | None = None) -> DiscreteLaplace:
+                    relation: Neighbouring | str | None = None) -> DiscreteLaplace:
         """Scale ``Δ / epsilon``: exactly epsilon-DP."""
         owner = "DiscreteLaplace.for_epsilon"
         eps = check.positive_finite("epsilon", epsilon, owner)
         sens = Sensitivity.coerce(sensitivity, norm=Norm.L1, relation=relation, owner=owner)
-        return cls(scale=sens.value / eps, sensitivity=sens)
+        return cls(noise_scale=sens.value / eps, sensitivity=sens)
 
     @classmethod
-    def for_histogram(cls, epsilon: float, *, relation: Neighbouring) -> DiscreteLaplace:
+    def for_histogram(cls, epsilon: float, *, relation: Neighbouring | str
+                      ) -> DiscreteLaplace:
         """Noisy counts of a histogram: L1 sensitivity 1 (ADD_REMOVE) or 2 (REPLACE_ONE),
         see :func:`privkit.mechanisms.histogram_sensitivity`."""
         from ..histogram import histogram_sensitivity
 
         return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
 
+    @classmethod
+    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+        """Counts 0 and 1 under ADD_REMOVE."""
+        mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
+        return WorstCase(mech, 0, 1)
+
     def guarantees(self) -> tuple[Guarantee, ...]:
-        return (PureDP(epsilon=self.sensitivity.value / self.scale),)
+        return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
-    def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                ) -> NDArray[np.int64]:
-        """Integer value plus exact discrete Laplace noise (int64 output)."""
-        x = as_integers(value, "DiscreteLaplace.release")
-        shape = as_size(size, "DiscreteLaplace.release") + x.shape
-        gen = as_generator(rng, owner="DiscreteLaplace.release")
-        noise = discrete_laplace(gen, at_least(self.scale), math.prod(shape)).reshape(shape)
-        record(self, math.prod(shape[: len(shape) - x.ndim]))
-        return x + noise
+    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+        return as_integers(value, owner)
 
-    def simulate(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None
-                 ) -> NDArray[np.int64]:
-        """Like release, with numpy's float geometric sampler: faster, not exact."""
-        x = as_integers(value, "DiscreteLaplace.simulate")
-        shape = as_size(size, "DiscreteLaplace.simulate") + x.shape
-        gen = as_generator(rng, owner="DiscreteLaplace.simulate")
-        p = -math.expm1(-1.0 / self.scale)
-        return x + gen.geometric(p, shape) - gen.geometric(p, shape)
+    def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                 **options: Any) -> NDArray[np.int64]:
+        full = shape + value.shape
+        noise = discrete_laplace(rng, at_least(self.noise_scale), math.prod(full))
+        out: NDArray[np.int64] = value + noise.reshape(full)
+        return out
 
-    def to_spec(self) -> dict[str, Any]:
-        return {"discrete_laplace": {"scale": self.scale,
-                                     "l1_sensitivity": self.sensitivity.value}}
-
-    def __str__(self) -> str:
-        return (f"DiscreteLaplace(scale={self.scale:.6g}, Δ₁={self.sensitivity.value:g}): "
-                f"{self.guarantee()}")
+    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                **options: Any) -> NDArray[np.int64]:
+        full = shape + value.shape
+        p = -math.expm1(-1.0 / self.noise_scale)
+        out: NDArray[np.int64] = value + rng.geometric(p, full) - rng.geometric(p, full)
+        return out

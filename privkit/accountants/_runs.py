@@ -1,20 +1,28 @@
-"""Flatten a plan into (epsilon, delta, count) groups of (epsilon, delta)-DP runs.
+"""Shared pieces of the (epsilon, delta) accountants: groups of identical runs, a
+certified inversion of delta(epsilon), and guarantees that say nothing.
 
-Used by the advanced and optimal accountants, which compose lists of (epsilon, delta)
-blocks. A leaf contributes its pure epsilon if it has one, else the (epsilon, delta) of
-an ``ApproxDP`` guarantee; a ``Parallel`` node contributes one pure block with the largest
-part's pure epsilon; ``Repeat`` multiplies the count.
+``Runs`` maps an (epsilon, delta) pair to how many runs of a block with that guarantee
+the plan makes. Counts are Python integers and ``Repeat`` multiplies them, so a repeated
+block costs time and memory independent of its count. A leaf contributes its pure
+epsilon if it has one, else the (epsilon, delta) of an ``ApproxDP`` guarantee; a
+``Parallel`` node of pure parts contributes one pure run with the largest part's epsilon
+(McSherry 2009, Theorem 4).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
-from privkit.accountants.basic import BasicAccountant
-from privkit.guarantees import ApproxDP
-from privkit.plan import Block, Leaf, Parallel, PostProcess, Repeat, Sequential
+import attrs
 
-Run = tuple[float, float, int]
+from privkit.guarantees import ApproxDP, Guarantee
+from privkit.plan import Leaf
+
+__all__ = ["Runs", "Vacuous", "leaf_run", "merged", "parallel_runs", "repeated",
+           "smallest_delta"]
+
+Runs = tuple[tuple[float, float, int], ...]
 
 
 def leaf_run(leaf: Leaf) -> tuple[float, float] | None:
@@ -28,34 +36,62 @@ def leaf_run(leaf: Leaf) -> tuple[float, float] | None:
     return None
 
 
-def handles(block: Block) -> bool:
-    if isinstance(block, Leaf):
-        return leaf_run(block) is not None
-    if isinstance(block, Parallel):
-        basic = BasicAccountant()
-        return basic.supports(block) and math.isfinite(basic.epsilon(block, delta=0.0))
-    return isinstance(block, Sequential | Repeat | PostProcess)
-
-
-def runs(block: Block) -> list[Run]:
-    """The groups of identical runs in ``block`` (for a plan every node of which
-    :func:`handles`)."""
-    if isinstance(block, Leaf):
-        run = leaf_run(block)
-        assert run is not None
-        return [(run[0], run[1], 1)]
-    if isinstance(block, Parallel):
-        return [(BasicAccountant().epsilon(block, delta=0.0), 0.0, 1)]
-    if isinstance(block, Sequential):
-        return _merged([r for b in block.steps for r in runs(b)])
-    if isinstance(block, Repeat):
-        return [(e, d, n * block.count) for e, d, n in runs(block.block)]
-    assert isinstance(block, PostProcess)
-    return runs(block.block)
-
-
-def _merged(groups: list[Run]) -> list[Run]:
+def merged(groups: Sequence[Runs]) -> Runs:
+    """The runs of blocks run one after another (identical pairs merged)."""
     totals: dict[tuple[float, float], int] = {}
-    for e, d, n in groups:
-        totals[(e, d)] = totals.get((e, d), 0) + n
-    return [(e, d, n) for (e, d), n in totals.items()]
+    for runs in groups:
+        for e, d, n in runs:
+            totals[(e, d)] = totals.get((e, d), 0) + n
+    return tuple((e, d, n) for (e, d), n in totals.items())
+
+
+def repeated(runs: Runs, count: int) -> Runs:
+    """The runs of ``count`` repetitions (the count multiplies; no expansion)."""
+    return tuple((e, d, n * count) for e, d, n in runs)
+
+
+def parallel_runs(parts: Sequence[Runs]) -> Runs | None:
+    """One pure run of the worst part's basic epsilon, or None if a part is not pure."""
+    if any(d > 0.0 for runs in parts for _, d, _ in runs):
+        return None
+    return ((max(math.fsum(e * n for e, _, n in runs) for runs in parts), 0.0, 1),)
+
+
+def smallest_delta(epsilon_at: Callable[[float], float], epsilon: float) -> float:
+    """The smallest delta whose epsilon fits, by bisection on log(delta).
+
+    Every delta returned has been checked: ``epsilon_at(result) <= epsilon``.
+    """
+    if epsilon_at(0.0) <= epsilon:
+        return 0.0
+    lo, hi = -700.0, math.log1p(-1e-12)  # log delta, from ~1e-304 to just below 1
+    if epsilon_at(math.exp(hi)) > epsilon:
+        return 1.0
+    if epsilon_at(math.exp(lo)) <= epsilon:
+        return math.exp(lo)
+    for _ in range(60):  # relative precision of delta ~ 700 / 2^60
+        mid = (lo + hi) / 2.0
+        if epsilon_at(math.exp(mid)) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(hi)
+
+
+@attrs.frozen
+class Vacuous(Guarantee):
+    """No privacy at all: what a cost that overflows (e.g. rho = inf) stands for."""
+
+    reason: str = "the composed cost is infinite"
+
+    def epsilon_at(self, delta: float) -> float:
+        return math.inf
+
+    def delta_at(self, epsilon: float) -> float:
+        return 1.0
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return True
+
+    def __str__(self) -> str:
+        return f"Vacuous({self.reason})"

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from typing import ClassVar
 
 from privkit import _validation as check
-from privkit import conversions
 from privkit.accountant import Accountant
+from privkit.accountants._runs import Vacuous
 from privkit.errors import LooseBoundWarning
-from privkit.guarantees import GDP
-from privkit.plan import Block, Leaf, Parallel, PoissonSubsample, PostProcess, Repeat, Sequential
+from privkit.guarantees import GDP, Guarantee
+from privkit.plan import Block, Leaf, PlanNode, PoissonSubsample
 
 __all__ = ["GDPAccountant"]
 
@@ -26,17 +27,20 @@ def _leaf_mu(leaf: Leaf) -> float | None:
     return None
 
 
-class GDPAccountant(Accountant):
-    """Compose Gaussian plans in GDP: mu's add in quadrature, exactly.
+class GDPAccountant(Accountant[float]):
+    """Compose Gaussian plans in GDP: mu's add in quadrature, exactly; the native
+    guarantee is ``GDP(mu)``.
 
     Parameters
     ----------
     clt : bool, default False
         Also accept Poisson-subsampled Gaussians through the central-limit approximation
-        ``mu = q sqrt(T (e^(1/sigma^2) - 1))`` (Dong, Roth, Su 2019, Corollary 5.4 / Bu,
-        Dong, Long, Su 2020). That number is an *approximation*, not a bound: it can
-        undercount, an accountant built with ``clt=True`` says so with a
-        ``LooseBoundWarning`` and :func:`privkit.tightest` never uses it.
+        ``mu = q sqrt(T (e^(mu_0^2) - 1))`` for ``T`` steps (Dong, Roth, Su 2019,
+        Corollary 5.4 / Bu, Dong, Long, Su 2020): a subsampled step costs
+        ``q sqrt(e^(mu_0^2) - 1)`` and steps add in quadrature. That number is an
+        *approximation*, not a bound: it can undercount, an accountant built with
+        ``clt=True`` says so with a ``LooseBoundWarning`` and :func:`privkit.tightest`
+        never uses it.
 
     Notes
     -----
@@ -46,50 +50,46 @@ class GDPAccountant(Accountant):
     """
 
     name: ClassVar[str] = "gdp"
+    adaptive_filter_note: ClassVar[str] = (
+        "composition of GDP blocks with adaptively chosen mu needs the filter of Smith and "
+        "Thakurta (2022), not implemented here")
 
     def __init__(self, clt: bool = False) -> None:
         self.clt = bool(check.instance("clt", clt, bool, "GDPAccountant"))
         self.certified = not clt
 
-    def _handles(self, block: Block) -> bool:
-        if isinstance(block, Leaf):
-            return _leaf_mu(block) is not None
-        if isinstance(block, PoissonSubsample):
-            return self.clt
-        return isinstance(block, Sequential | Parallel | Repeat | PostProcess)
+    def accepts_leaf(self, leaf: Leaf) -> bool:
+        return _leaf_mu(leaf) is not None
+
+    def accepts_node(self, node: PlanNode) -> bool:
+        return self.clt if isinstance(node, PoissonSubsample) else True
+
+    def leaf(self, leaf: Leaf) -> float:
+        mu = _leaf_mu(leaf)
+        assert mu is not None
+        return mu
+
+    def sequential(self, costs: Sequence[float]) -> float:
+        return math.sqrt(math.fsum(mu * mu for mu in costs))
+
+    def parallel(self, costs: Sequence[float]) -> float:
+        return max(costs)
+
+    def repeat(self, cost: float, count: int) -> float:
+        return math.sqrt(count) * cost
+
+    def poisson_subsample(self, cost: float, node: PoissonSubsample) -> float:
+        warnings.warn(
+            "GDPAccountant(clt=True): the central-limit GDP of a subsampled Gaussian is an "
+            "approximation, not an upper bound", LooseBoundWarning, stacklevel=5)
+        return node.sampling_rate * math.sqrt(math.expm1(cost * cost))
+
+    def to_guarantee(self, cost: float) -> Guarantee:
+        if not math.isfinite(cost):
+            return Vacuous("mu overflows")
+        return GDP(mu=cost)
 
     def mu(self, plan: Block) -> float:
         """The plan's GDP parameter (an approximation where the CLT was used)."""
-        self.check(plan)
-        return self._mu(plan)
+        return self.cost(plan)
 
-    def _mu(self, plan: Block) -> float:
-        if isinstance(plan, Leaf):
-            mu = _leaf_mu(plan)
-            assert mu is not None
-            return mu
-        if isinstance(plan, Sequential):
-            return math.sqrt(math.fsum(self._mu(b) ** 2 for b in plan.steps))
-        if isinstance(plan, Parallel):
-            return max(self._mu(b) for b in plan.parts)
-        if isinstance(plan, Repeat):
-            if isinstance(plan.block, PoissonSubsample):
-                return self._clt_mu(plan.block, plan.count)
-            return math.sqrt(plan.count) * self._mu(plan.block)
-        if isinstance(plan, PoissonSubsample):
-            return self._clt_mu(plan, 1)
-        assert isinstance(plan, PostProcess)
-        return self._mu(plan.block)
-
-    def _clt_mu(self, node: PoissonSubsample, steps: int) -> float:
-        warnings.warn(
-            "GDPAccountant(clt=True): the central-limit GDP of a subsampled Gaussian is an "
-            "approximation, not an upper bound", LooseBoundWarning, stacklevel=4)
-        inner = self._mu(node.block)
-        return node.sampling_rate * math.sqrt(steps * math.expm1(inner * inner))
-
-    def _epsilon(self, plan: Block, delta: float) -> float:
-        return conversions.gdp_epsilon(self._mu(plan), delta)
-
-    def _delta(self, plan: Block, epsilon: float) -> float:
-        return conversions.gdp_delta(self._mu(plan), epsilon)

@@ -5,40 +5,95 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
+import attrs
+
+from privkit import _validation as check
 from privkit import composition
 from privkit.accountant import Accountant
 from privkit.accountants import _runs
-from privkit.plan import Block
+from privkit.accountants.advanced import AdvancedAccountant
+from privkit.guarantees import Guarantee
+from privkit.plan import Block, Leaf, PlanNode
 
-__all__ = ["OptimalAccountant"]
+__all__ = ["OptimalAccountant", "OptimalComposition"]
 
 
-class OptimalAccountant(Accountant):
+@attrs.frozen(kw_only=True)
+class OptimalComposition(Guarantee):
+    """``count`` runs of one (epsilon, delta)-DP block, read exactly ([KOV15] Thm 3.3).
+
+    ``delta_at`` is :func:`privkit.composition.optimal_homogeneous_delta`, ``epsilon_at``
+    its certified inversion; both take time independent of ``count`` above
+    :data:`privkit.composition.EXACT_SUM_LIMIT` runs.
+    """
+
+    epsilon: float
+    delta: float
+    count: int
+
+    def epsilon_at(self, delta: float) -> float:
+        d = check.delta("delta", delta, "OptimalComposition.epsilon_at")
+        return composition.optimal_homogeneous_epsilon(self.epsilon, self.delta, self.count, d)
+
+    def delta_at(self, epsilon: float) -> float:
+        e = check.nonnegative("epsilon", epsilon, "OptimalComposition.delta_at")
+        return composition.optimal_homogeneous_delta(self.epsilon, self.delta, self.count, e)
+
+    def _is_implied_by(self, other: Guarantee) -> bool:
+        return False  # a composition record, not a budget
+
+    def __str__(self) -> str:
+        return (f"OptimalComposition({self.count} x (ε={self.epsilon:.6g}, "
+                f"δ={self.delta:.3g}))")
+
+
+class OptimalAccountant(Accountant[_runs.Runs]):
     """The exact privacy of k runs of one (epsilon, delta)-DP block (KOV 2015, Thm 3.3).
 
     Exact for blocks known only by their (epsilon, delta): no analysis of such blocks can
     do better. Refuses plans whose runs do not all share one (epsilon, delta):
     heterogeneous optimal composition is #P-hard (Murtagh, Vadhan 2016); use the advanced
-    or PLD accountant for those.
+    or PLD accountant for those. Also refuses more than
+    :data:`privkit.composition.MAX_RUNS` (10^10) runs, where no computation here is
+    reliable. Its native guarantee is an :class:`OptimalComposition`.
     """
 
     name: ClassVar[str] = "optimal"
+    adaptive_filter_note: ClassVar[str] = (
+        "optimal composition (Kairouz, Oh, Viswanath 2015) is exact only for blocks whose "
+        "parameters are fixed in advance")
 
-    def _handles(self, block: Block) -> bool:
-        return _runs.handles(block)
+    def __init__(self) -> None:
+        self._runs_of = AdvancedAccountant()  # the same runs algebra
 
-    def first_unsupported(self, plan: Block) -> Block | None:
-        found = super().first_unsupported(plan)
-        if found is None and len(_runs.runs(plan)) > 1:
-            return plan  # heterogeneous: not analysable here
-        return found
+    def accepts_leaf(self, leaf: Leaf) -> bool:
+        return self._runs_of.accepts_leaf(leaf)
 
-    def _epsilon(self, plan: Block, delta: float) -> float:
-        ((e, d, n),) = _runs.runs(plan)
-        return composition.optimal_homogeneous_epsilon(e, d, n, delta)
+    def accepts_node(self, node: PlanNode) -> bool:
+        return self._runs_of.accepts_node(node)
 
-    def _delta(self, plan: Block, epsilon: float) -> float:
-        ((e, d, n),) = _runs.runs(plan)
-        return composition.optimal_homogeneous_delta(e, d, n, epsilon)
+    def _refuse_whole(self, plan: Block) -> Block | None:
+        runs = self._fold(plan)
+        if len(runs) > 1:  # heterogeneous
+            return plan
+        return plan if runs[0][2] > composition.MAX_RUNS else None
+
+    def leaf(self, leaf: Leaf) -> _runs.Runs:
+        return self._runs_of.leaf(leaf)
+
+    def sequential(self, costs: Sequence[_runs.Runs]) -> _runs.Runs:
+        return _runs.merged(costs)
+
+    def parallel(self, costs: Sequence[_runs.Runs]) -> _runs.Runs:
+        return self._runs_of.parallel(costs)
+
+    def repeat(self, cost: _runs.Runs, count: int) -> _runs.Runs:
+        return _runs.repeated(cost, count)
+
+    def to_guarantee(self, cost: _runs.Runs) -> Guarantee:
+        ((e, d, n),) = cost
+        return OptimalComposition(epsilon=e, delta=d, count=n)
+

@@ -5,10 +5,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-import attrs
 import numpy as np
 from numpy.typing import NDArray
 
@@ -16,19 +15,10 @@ from privkit import _validation as check
 from privkit.accountant import Accountant
 from privkit.guarantees import Guarantee
 from privkit.neighbouring import Neighbouring
-from privkit.plan import (
-    Block,
-    Leaf,
-    Parallel,
-    PoissonSubsample,
-    PostProcess,
-    Repeat,
-    SampleWithoutReplacement,
-    Sequential,
-)
-from privkit.pld import TAIL_MASS, PrivacyLossDistribution, dominating_pld
+from privkit.plan import Block, Leaf, PlanNode, PoissonSubsample, SampleWithoutReplacement
+from privkit.pld import TAIL_MASS, PLDGuarantee, PrivacyLossDistribution, dominating_pld
 
-__all__ = ["PLDAccountant", "PLDPair"]
+__all__ = ["PLDAccountant"]
 
 Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
@@ -36,23 +26,6 @@ Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 #: the profile goes to the mass at +infinity, pessimistically).
 _NEGLIGIBLE = 1e-18
 _LARGEST_LOSS = 400.0
-
-
-@attrs.frozen
-class PLDPair:
-    """The two directions of a plan's privacy loss: ``remove`` is (P, Q) = (M(D), M(D'))
-    with D' = D minus a record, ``add`` the reverse. For symmetric blocks they coincide."""
-
-    remove: PrivacyLossDistribution
-    add: PrivacyLossDistribution
-
-    def delta_at(self, epsilon: float) -> float:
-        """The worse of the two directions."""
-        return max(self.remove.delta_at(epsilon), self.add.delta_at(epsilon))
-
-    def epsilon_at(self, delta: float) -> float:
-        """The worse of the two directions."""
-        return max(self.remove.epsilon_at(delta), self.add.epsilon_at(delta))
 
 
 def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
@@ -124,7 +97,7 @@ def _poisson_profiles(q: float, forward: Profile, reverse: Profile) -> tuple[Pro
     return remove, add
 
 
-class PLDAccountant(Accountant):
+class PLDAccountant(Accountant[PLDGuarantee]):
     """Compose discretised privacy loss distributions; every answer is an upper bound.
 
     Parameters
@@ -143,7 +116,9 @@ class PLDAccountant(Accountant):
     pointwise maximum of the parts' profiles, in each direction), ``PostProcess``,
     ``PoissonSubsample`` under ADD_REMOVE and ``SampleWithoutReplacement`` under
     REPLACE_ONE (profile ``q delta(log(1 + (e^eps - 1)/q))``, Balle, Barthe, Gaboardi
-    2018, Theorem 10). See :mod:`privkit.pld` for the discretisation.
+    2018, Theorem 10). See :mod:`privkit.pld` for the discretisation. The native guarantee
+    is the composed pair, a :class:`~privkit.pld.PLDGuarantee`. A repeated block costs
+    ``log2(count)`` convolutions on a grid bounded by :data:`privkit.pld.LOSS_CAP`.
 
     Examples
     --------
@@ -158,81 +133,77 @@ class PLDAccountant(Accountant):
     """
 
     name: ClassVar[str] = "pld"
-    valid_for_adaptive_filter: ClassVar[bool] = False
+    adaptive_filter_note: ClassVar[str] = (
+        "PLD composition assumes the blocks are fixed in advance; fully adaptive PLD "
+        "filters (Whitehouse, Ramdas, Rogers, Wu 2023) are not implemented here")
 
     def __init__(self, step: float = 1e-3, tail_mass: float = TAIL_MASS) -> None:
         self.step = check.positive_finite("step", step, "PLDAccountant")
         self.tail_mass = check.open_unit("tail_mass", tail_mass, "PLDAccountant")
 
-    def _handles(self, block: Block) -> bool:
-        if isinstance(block, Leaf):
-            return _profile_guarantee(block) is not None
-        if isinstance(block, PoissonSubsample):
-            return block.relation is Neighbouring.ADD_REMOVE
-        if isinstance(block, SampleWithoutReplacement):
-            return block.relation is Neighbouring.REPLACE_ONE
-        return isinstance(block, Sequential | Parallel | Repeat | PostProcess)
+    def accepts_leaf(self, leaf: Leaf) -> bool:
+        return _profile_guarantee(leaf) is not None
 
-    def pair(self, plan: Block) -> PLDPair:
-        """The plan's privacy loss distributions in both directions."""
-        self.check(plan)
-        return self._pair(plan, {})
+    def accepts_node(self, node: PlanNode) -> bool:
+        if isinstance(node, PoissonSubsample):
+            return node.relation is Neighbouring.ADD_REMOVE
+        if isinstance(node, SampleWithoutReplacement):
+            return node.relation is Neighbouring.REPLACE_ONE
+        return True
 
-    def _epsilon(self, plan: Block, delta: float) -> float:
-        return self._pair(plan, {}).epsilon_at(delta)
+    def pair(self, plan: Block) -> PLDGuarantee:
+        """The plan's privacy loss distributions in both directions (its guarantee)."""
+        return self.cost(plan)
 
-    def _delta(self, plan: Block, epsilon: float) -> float:
-        return self._pair(plan, {}).delta_at(epsilon)
+    def to_guarantee(self, cost: PLDGuarantee) -> Guarantee:
+        return cost
 
-    # -- the recursion -----------------------------------------------------------------------
+    # -- the cost algebra --------------------------------------------------------------------
 
-    def _pair(self, block: Block, memo: dict[Block, PLDPair]) -> PLDPair:
-        if block in memo:
-            return memo[block]
-        result = self._compute(block, memo)
-        memo[block] = result
-        return result
+    def leaf(self, leaf: Leaf) -> PLDGuarantee:
+        g = _profile_guarantee(leaf)
+        assert g is not None
+        pld = self._discretise(g._profile_nonnegative, g._profile_nonnegative)
+        return PLDGuarantee(remove=pld, add=pld)
 
-    def _compute(self, block: Block, memo: dict[Block, PLDPair]) -> PLDPair:
-        if isinstance(block, Leaf):
-            g = _profile_guarantee(block)
-            assert g is not None
-            pld = self._discretise(g._profile_nonnegative, g._profile_nonnegative)
-            return PLDPair(remove=pld, add=pld)
-        if isinstance(block, Sequential):
-            pairs = [self._pair(b, memo) for b in block.steps]
-            return PLDPair(remove=self._tree_compose([p.remove for p in pairs]),
-                           add=self._tree_compose([p.add for p in pairs]))
-        if isinstance(block, Repeat):
-            inner = self._pair(block.block, memo)
-            return PLDPair(
-                remove=inner.remove.self_compose(block.count, tail_mass=self.tail_mass),
-                add=inner.add.self_compose(block.count, tail_mass=self.tail_mass))
-        if isinstance(block, PostProcess):
-            return self._pair(block.block, memo)
-        if isinstance(block, Parallel):
-            pairs = [self._pair(b, memo) for b in block.parts]
-            forward = _max_profile([p.remove for p in pairs])
-            backward = _max_profile([p.add for p in pairs])
-            return PLDPair(remove=self._discretise(forward, backward),
-                           add=self._discretise(backward, forward))
-        if isinstance(block, PoissonSubsample):
-            inner = self._pair(block.block, memo)
-            sub_remove, sub_add = _poisson_profiles(
-                block.sampling_rate, _profile_of(inner.remove), _profile_of(inner.add))
-            return PLDPair(remove=self._discretise(sub_remove, sub_add),
-                           add=self._discretise(sub_add, sub_remove))
-        assert isinstance(block, SampleWithoutReplacement)
-        inner = self._pair(block.block, memo)
-        q = block.sample_size / block.population_size
-        worst = _max_profile([inner.remove, inner.add])
+    def sequential(self, costs: Sequence[PLDGuarantee]) -> PLDGuarantee:
+        remove = self._tree_compose([p.remove for p in costs])
+        if all(p.remove is p.add for p in costs):  # symmetric: one direction suffices
+            return PLDGuarantee(remove=remove, add=remove)
+        return PLDGuarantee(remove=remove, add=self._tree_compose([p.add for p in costs]))
+
+    def repeat(self, cost: PLDGuarantee, count: int) -> PLDGuarantee:
+        remove = cost.remove.self_compose(count, tail_mass=self.tail_mass)
+        if cost.remove is cost.add:  # symmetric: one direction suffices
+            return PLDGuarantee(remove=remove, add=remove)
+        return PLDGuarantee(remove=remove,
+                            add=cost.add.self_compose(count, tail_mass=self.tail_mass))
+
+    def parallel(self, costs: Sequence[PLDGuarantee]) -> PLDGuarantee:
+        forward = _max_profile([p.remove for p in costs])
+        backward = _max_profile([p.add for p in costs])
+        return PLDGuarantee(remove=self._discretise(forward, backward),
+                            add=self._discretise(backward, forward))
+
+    def poisson_subsample(self, cost: PLDGuarantee, node: PoissonSubsample) -> PLDGuarantee:
+        sub_remove, sub_add = _poisson_profiles(
+            node.sampling_rate, _profile_of(cost.remove), _profile_of(cost.add))
+        return PLDGuarantee(remove=self._discretise(sub_remove, sub_add),
+                            add=self._discretise(sub_add, sub_remove))
+
+    def sample_without_replacement(self, cost: PLDGuarantee, node: SampleWithoutReplacement
+                                   ) -> PLDGuarantee:
+        """Profile ``q delta(log(1 + (e^eps - 1) / q))`` with ``q = m / n`` of the worse
+        direction (Balle, Barthe, Gaboardi 2018, arXiv:1807.01647v2, Theorem 10)."""
+        q = node.sample_size / node.population_size
+        worst = _max_profile([cost.remove, cost.add])
 
         def sampled(e: NDArray[np.float64]) -> NDArray[np.float64]:
             result: NDArray[np.float64] = q * worst(np.log1p(np.expm1(e) / q))
             return result
 
         pld = self._discretise(sampled, sampled)
-        return PLDPair(remove=pld, add=pld)
+        return PLDGuarantee(remove=pld, add=pld)
 
     def _tree_compose(self, plds: list[PrivacyLossDistribution]) -> PrivacyLossDistribution:
         """Compose in a balanced tree: convolutions of similar sizes, so the FFTs stay small
@@ -265,4 +236,5 @@ def _max_profile(plds: list[PrivacyLossDistribution]) -> Profile:
         return result
 
     return h
+
 

@@ -16,49 +16,24 @@ from privkit import _validation as check
 from privkit import conversions
 from privkit.accountant import Accountant
 from privkit.amplification import poisson_gaussian_rdp, without_replacement_rdp
-from privkit.guarantees import GDP
+from privkit.guarantees import GDP, RDP, Guarantee
 from privkit.neighbouring import Neighbouring
 from privkit.plan import (
     Block,
     Leaf,
-    Parallel,
+    PlanNode,
     PoissonSubsample,
-    PostProcess,
-    Repeat,
     SampleWithoutReplacement,
-    Sequential,
 )
 
 __all__ = ["RDPAccountant", "rdp_curve"]
 
+Curve = NDArray[np.float64]
+
 
 def rdp_curve(plan: Block, orders: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The plan's RDP bound at each order: sums over sequential runs, max over parts.
-
-    Notes
-    -----
-    Mironov 2017 (arXiv:1702.07476v3), Proposition 1 (adaptive sequential composition);
-    parallel composition holds order by order because a neighbouring change touches one
-    part. Each leaf contributes its smallest RDP bound at each order.
-    """
-    if isinstance(plan, Leaf):
-        return plan.rdp(orders)
-    if isinstance(plan, Sequential):
-        total: NDArray[np.float64] = np.sum([rdp_curve(b, orders) for b in plan.steps], axis=0)
-        return total
-    if isinstance(plan, Parallel):
-        worst: NDArray[np.float64] = np.max([rdp_curve(b, orders) for b in plan.parts], axis=0)
-        return worst
-    if isinstance(plan, Repeat):
-        return plan.count * rdp_curve(plan.block, orders)
-    if isinstance(plan, PoissonSubsample):
-        mu = _gaussian_mu(plan.block)
-        assert mu is not None
-        return poisson_gaussian_rdp(plan.sampling_rate, 1.0 / mu, orders)
-    if isinstance(plan, SampleWithoutReplacement):
-        return _without_replacement_curve(plan, orders)
-    assert isinstance(plan, PostProcess)
-    return rdp_curve(plan.block, orders)
+    """The plan's RDP bound at each of ``orders`` (see :class:`RDPAccountant`)."""
+    return RDPAccountant(orders=orders).cost(plan)
 
 
 def _gaussian_mu(block: Block) -> float | None:
@@ -70,27 +45,20 @@ def _gaussian_mu(block: Block) -> float | None:
     return None
 
 
-def _without_replacement_curve(plan: SampleWithoutReplacement, orders: NDArray[np.float64]
-                               ) -> NDArray[np.float64]:
-    """WBK 2019 Theorem 9 at integer orders; a fractional order uses the next integer one
-    (RDP is non-decreasing in the order, so that bound holds)."""
-    integer_orders = np.ceil(orders).astype(int)
-    top = int(integer_orders.max())
-    base = rdp_curve(plan.block, np.arange(2, top + 1, dtype=float))
-    pure = plan.block.epsilon_at(0.0) if isinstance(plan.block, Leaf) else math.inf
-    fraction = plan.sample_size / plan.population_size
-    cache = {a: without_replacement_rdp(fraction, base[: a - 1], pure, a)
-             for a in set(integer_orders.tolist())}
-    return np.array([cache[int(a)] for a in integer_orders])
-
-
-class RDPAccountant(Accountant):
-    """Compose RDP curves on a grid of orders, then convert with Canonne-Kamath-Steinke.
+class RDPAccountant(Accountant[Curve]):
+    """Compose RDP curves on a grid of orders; the native guarantee is
+    ``RDP(orders, epsilons)`` (converted with Canonne-Kamath-Steinke only when asked).
 
     Besides leaves with an RDP curve and the composition nodes, it handles Poisson
     subsampling of a Gaussian leaf under ADD_REMOVE (Mironov, Talwar, Zhang 2019; the
     DP-SGD case, equal to opacus's RDP accountant) and sampling without replacement of any
     block under REPLACE_ONE (Wang, Balle, Kasiviswanathan 2019, Theorem 9).
+
+    Notes
+    -----
+    Mironov 2017 (arXiv:1702.07476v3), Proposition 1 (adaptive sequential composition);
+    parallel composition holds order by order because a neighbouring change touches one
+    part. Each leaf contributes its smallest RDP bound at each order.
 
     Parameters
     ----------
@@ -99,35 +67,64 @@ class RDPAccountant(Accountant):
     """
 
     name: ClassVar[str] = "rdp"
-    valid_for_adaptive_filter: ClassVar[bool] = False
+    adaptive_filter_note: ClassVar[str] = (
+        "an RDP filter is valid at one fixed order (Feldman, Zrnic 2021); choosing the "
+        "best order after the fact is not")
 
-    def __init__(self, orders: Sequence[float] | None = None) -> None:
+    def __init__(self, orders: Sequence[float] | NDArray[np.float64] | None = None) -> None:
         grid = np.asarray(conversions.DEFAULT_ORDERS if orders is None else orders, float)
         if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 1):
             raise check.fail("orders", orders, "a non-empty sequence of finite numbers > 1",
                              "RDPAccountant")
         self.orders = np.unique(grid)
 
-    def _handles(self, block: Block) -> bool:
-        if isinstance(block, Leaf):
-            return bool(np.any(np.isfinite(block.rdp(self.orders))))
-        if isinstance(block, PoissonSubsample):
-            return (block.relation is Neighbouring.ADD_REMOVE
-                    and _gaussian_mu(block.block) is not None)
-        if isinstance(block, SampleWithoutReplacement):
-            return block.relation is Neighbouring.REPLACE_ONE
-        return isinstance(block, Sequential | Parallel | Repeat | PostProcess)
+    def accepts_leaf(self, leaf: Leaf) -> bool:
+        return bool(np.any(np.isfinite(leaf.rdp(self.orders))))
 
-    def curve(self, plan: Block) -> NDArray[np.float64]:
+    def accepts_node(self, node: PlanNode) -> bool:
+        if isinstance(node, PoissonSubsample):
+            return (node.relation is Neighbouring.ADD_REMOVE
+                    and _gaussian_mu(node.block) is not None)
+        if isinstance(node, SampleWithoutReplacement):
+            return node.relation is Neighbouring.REPLACE_ONE
+        return True
+
+    def leaf(self, leaf: Leaf) -> Curve:
+        return leaf.rdp(self.orders)
+
+    def sequential(self, costs: Sequence[Curve]) -> Curve:
+        total: Curve = np.sum(costs, axis=0)
+        return total
+
+    def parallel(self, costs: Sequence[Curve]) -> Curve:
+        worst: Curve = np.max(costs, axis=0)
+        return worst
+
+    def repeat(self, cost: Curve, count: int) -> Curve:
+        return float(count) * cost
+
+    def poisson_subsample(self, cost: Curve, node: PoissonSubsample) -> Curve:
+        mu = _gaussian_mu(node.block)
+        assert mu is not None
+        return poisson_gaussian_rdp(node.sampling_rate, 1.0 / mu, self.orders)
+
+    def sample_without_replacement(self, cost: Curve, node: SampleWithoutReplacement
+                                   ) -> Curve:
+        """WBK 2019 Theorem 9 at integer orders; a fractional order uses the next integer
+        one (RDP is non-decreasing in the order, so that bound holds)."""
+        integer_orders = np.ceil(self.orders).astype(int)
+        top = int(integer_orders.max())
+        base = RDPAccountant(orders=np.arange(2, top + 1, dtype=float))._fold(node.block)
+        pure = node.block.epsilon_at(0.0) if isinstance(node.block, Leaf) else math.inf
+        fraction = node.sample_size / node.population_size
+        cache = {a: without_replacement_rdp(fraction, base[: a - 1], pure, a)
+                 for a in set(integer_orders.tolist())}
+        return np.array([cache[int(a)] for a in integer_orders])
+
+    def curve(self, plan: Block) -> Curve:
         """The plan's RDP bound on this accountant's orders."""
-        self.check(plan)
-        return rdp_curve(plan, self.orders)
+        return self.cost(plan)
 
-    def _epsilon(self, plan: Block, delta: float) -> float:
-        return conversions.rdp_to_epsilon(self.orders, rdp_curve(plan, self.orders), delta)[0]
+    def to_guarantee(self, cost: Curve) -> Guarantee:
+        return RDP(orders=self.orders, epsilons=np.nan_to_num(cost, nan=math.inf))
 
-    def _delta(self, plan: Block, epsilon: float) -> float:
-        curve = rdp_curve(plan, self.orders)
-        if math.isinf(epsilon):
-            return 0.0
-        return conversions.rdp_to_delta(self.orders, curve, epsilon)[0]

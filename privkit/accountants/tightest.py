@@ -5,14 +5,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
 from privkit import _validation as check
-from privkit.accountant import Accountant
+from privkit.accountant import Accountant, available_accountants
 from privkit.errors import UnsupportedPlanError
-from privkit.guarantees import ApproxDP, Guarantee, PureDP
+from privkit.guarantees import Guarantee
 from privkit.plan import Block
 
 __all__ = ["AccountingResult", "tightest", "tightest_delta"]
@@ -33,6 +35,13 @@ class AccountingResult:
         :func:`tightest_delta`).
     refused : dict
         Each accountant that refused the plan, with its reason.
+    guarantee : Guarantee
+        The winning accountant's native guarantee for the plan (``GDP(mu)`` from the GDP
+        accountant, a PLD from the PLD accountant, ...), whose conversion at the target
+        gives ``epsilon`` / ``delta``; estimators keep it as ``guarantee_``.
+
+    .. versionchanged:: 0.2.0
+       ``guarantee`` is the native guarantee, not an ``ApproxDP`` flattening of it.
     """
 
     epsilon: float
@@ -40,6 +49,7 @@ class AccountingResult:
     accountant: str
     by_accountant: dict[str, float]
     refused: dict[str, str]
+    guarantee: Guarantee
 
     def table(self) -> str:
         """A plain-text table of every accountant's answer."""
@@ -52,30 +62,30 @@ class AccountingResult:
         return "\n".join(rows)
 
     @property
-    def guarantee(self) -> Guarantee:
-        """The result as a guarantee: ``PureDP`` at delta 0, else ``ApproxDP``."""
-        if self.delta == 0.0:
-            return PureDP(epsilon=max(self.epsilon, 5e-324))
-        return ApproxDP(epsilon=max(self.epsilon, 5e-324), delta=self.delta)
-
-    @property
     def epsilon_was_target(self) -> bool:
         """True for results of :func:`tightest_delta`."""
         return self.by_accountant.get(self.accountant) == self.delta
 
 
 def _run(
-    plan: Block, accountants: Sequence[Accountant] | None, owner: str
-) -> tuple[list[Accountant], dict[str, str]]:
-    from privkit.accountants import available_accountants
-
-    pool = list(available_accountants() if accountants is None else accountants)
-    for i, a in enumerate(pool):
-        check.instance(f"accountants[{i}]", a, Accountant, owner)
-        if not a.certified:
-            raise check.fail(f"accountants[{i}]", a, "an accountant whose numbers are upper "
-                             "bounds", owner, f"{a!r} computes an approximation")
-    usable, refused = [], {}
+    plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str
+) -> tuple[list[Accountant[Any]], dict[str, str]]:
+    refused: dict[str, str] = {}
+    if accountants is None:  # every registered accountant whose numbers are bounds
+        pool = []
+        for a in available_accountants():
+            if a.certified:
+                pool.append(a)
+            else:
+                refused[a.name] = "its numbers are approximations, not upper bounds"
+    else:
+        pool = list(accountants)
+        for i, a in enumerate(pool):
+            check.instance(f"accountants[{i}]", a, Accountant, owner)
+            if not a.certified:
+                raise check.fail(f"accountants[{i}]", a, "an accountant whose numbers are "
+                                 "upper bounds", owner, f"{a!r} computes an approximation")
+    usable = []
     for a in pool:
         try:
             a.check(plan)
@@ -91,9 +101,12 @@ def _run(
 
 
 def tightest(
-    plan: Block, *, delta: float, accountants: Sequence[Accountant] | None = None
+    plan: Block, *, delta: float, accountants: Sequence[Accountant[Any]] | None = None
 ) -> AccountingResult:
     """The smallest certified epsilon at ``delta`` over the accountants that support ``plan``.
+
+    By default every registered accountant (:func:`privkit.available_accountants`) whose
+    numbers are upper bounds is tried, third-party ones included.
 
     Examples
     --------
@@ -107,22 +120,24 @@ def tightest(
     owner = "tightest"
     d = check.delta("delta", delta, owner)
     usable, refused = _run(plan, accountants, owner)
-    values = {a.name: a.epsilon(plan, delta=d) for a in usable}
+    natives = {a.name: a.guarantee(plan) for a in usable}
+    values = {name: g.epsilon_at(d) for name, g in natives.items()}
     best = min(values, key=lambda name: values[name])
     return AccountingResult(epsilon=values[best], delta=d, accountant=best,
-                            by_accountant=values, refused=refused)
+                            by_accountant=values, refused=refused, guarantee=natives[best])
 
 
 def tightest_delta(
-    plan: Block, *, epsilon: float, accountants: Sequence[Accountant] | None = None
+    plan: Block, *, epsilon: float, accountants: Sequence[Accountant[Any]] | None = None
 ) -> AccountingResult:
     """The smallest certified delta at ``epsilon`` over the accountants that support ``plan``."""
     owner = "tightest_delta"
     e = check.nonnegative("epsilon", epsilon, owner)
     usable, refused = _run(plan, accountants, owner)
-    values = {a.name: a.delta(plan, epsilon=e) for a in usable}
+    natives = {a.name: a.guarantee(plan) for a in usable}
+    values = {name: (0.0 if math.isinf(e) else g.delta_at(e)) for name, g in natives.items()}
     best = min(values, key=lambda name: values[name])
     return AccountingResult(epsilon=e, delta=values[best], accountant=best,
-                            by_accountant=values, refused=refused)
+                            by_accountant=values, refused=refused, guarantee=natives[best])
 
 

@@ -6,11 +6,16 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
+from privkit import _validation as check
 from privkit import conversions
 from privkit.accountant import Accountant
-from privkit.plan import Block, Leaf, Parallel, PostProcess, Repeat, Sequential
+from privkit.accountants._runs import Vacuous
+from privkit.guarantees import ZCDP, Guarantee
+from privkit.neighbouring import Neighbouring
+from privkit.plan import Block, Leaf
 
 __all__ = ["ZCDPAccountant", "zcdp_rho"]
 
@@ -18,41 +23,75 @@ __all__ = ["ZCDPAccountant", "zcdp_rho"]
 def zcdp_rho(plan: Block) -> float:
     """The plan's rho: sums over sequential runs, max over disjoint parts.
 
+    Raises :class:`~privkit.errors.UnsupportedPlanError` for a block without a zCDP
+    guarantee (see :class:`ZCDPAccountant`).
+    """
+    return ZCDPAccountant().cost(plan)
+
+
+class ZCDPAccountant(Accountant[float]):
+    """Compose in zCDP; its native guarantee is ``ZCDP(rho)`` (converted to (epsilon,
+    delta) only when asked, with Canonne, Kamath, Steinke 2020).
+
     Notes
     -----
-    Bun, Steinke 2016 (arXiv:1605.02065v1), Lemma 2.3 (adaptive composition); parallel
-    composition holds because a neighbouring change touches one part (see ``Parallel``).
-    Each leaf contributes its smallest rho (``inf`` if it has no zCDP guarantee).
-    """
-    if isinstance(plan, Leaf):
-        return plan.zcdp_rho()
-    if isinstance(plan, Sequential):
-        return math.fsum(zcdp_rho(b) for b in plan.steps)
-    if isinstance(plan, Parallel):
-        return max(zcdp_rho(b) for b in plan.parts)
-    if isinstance(plan, Repeat):
-        return plan.count * zcdp_rho(plan.block)
-    assert isinstance(plan, PostProcess)
-    return zcdp_rho(plan.block)
-
-
-class ZCDPAccountant(Accountant):
-    """Compose in zCDP, convert once to (epsilon, delta) (Canonne, Kamath, Steinke 2020).
-
-    Supports leaves with a zCDP guarantee (Gaussian: exact; pure DP: ``eps^2 / 2``) and
-    the Sequential, Parallel, Repeat and PostProcess nodes.
+    Bun, Steinke 2016 (arXiv:1605.02065v1), Lemma 2.3 (adaptive composition): rhos add;
+    parallel composition holds because a neighbouring change touches one part (see
+    ``Parallel``). Each leaf contributes its smallest rho (Gaussian: exact; pure DP:
+    ``eps^2 / 2``, their Proposition 1.4). Valid for a budget filter: Feldman, Zrnic 2021
+    ("Individual privacy accounting via a Renyi filter"), Theorem 3.1, holds at every
+    order, hence for zCDP with adaptively chosen rhos.
     """
 
     name: ClassVar[str] = "zcdp"
     valid_for_adaptive_filter: ClassVar[bool] = True
+    adaptive_filter_note: ClassVar[str] = (
+        "zCDP rhos add when each block and its rho are chosen adaptively (Feldman, Zrnic "
+        "2021, Theorem 3.1, at every order)")
 
-    def _handles(self, block: Block) -> bool:
-        if isinstance(block, Leaf):
-            return math.isfinite(block.zcdp_rho())
-        return isinstance(block, Sequential | Parallel | Repeat | PostProcess)
+    def accepts_leaf(self, leaf: Leaf) -> bool:
+        return math.isfinite(leaf.zcdp_rho())
 
-    def _epsilon(self, plan: Block, delta: float) -> float:
-        return conversions.zcdp_to_epsilon(zcdp_rho(plan), delta)
+    def leaf(self, leaf: Leaf) -> float:
+        return leaf.zcdp_rho()
 
-    def _delta(self, plan: Block, epsilon: float) -> float:
-        return conversions.zcdp_to_delta(zcdp_rho(plan), epsilon)
+    def sequential(self, costs: Sequence[float]) -> float:
+        return math.fsum(costs)
+
+    def parallel(self, costs: Sequence[float]) -> float:
+        return max(costs)
+
+    def repeat(self, cost: float, count: int) -> float:
+        return count * cost
+
+    # -- budget filters ----------------------------------------------------------------------
+
+    def filter_limit(self, epsilon: float, delta: float) -> Any:
+        """The largest rho whose (epsilon, delta) conversion fits the limit (refused for a
+        pure-DP limit: zCDP implies no pure-DP guarantee)."""
+        if delta == 0.0:
+            raise check.fail("delta", delta, "> 0 for a zCDP filter", "BudgetFilter",
+                             "zCDP implies no pure-DP guarantee")
+        return (epsilon, delta, conversions.zcdp_rho_for_approx_dp(epsilon, delta))
+
+    def filter_fits(self, total: float, limit: Any, slack: float) -> bool:
+        return bool(total <= limit[2] * (1.0 + slack))
+
+    def filter_spent(self, total: float | None, limit: Any) -> tuple[float, float]:
+        if not total:
+            return 0.0, 0.0
+        return conversions.zcdp_to_epsilon(total, limit[1]), limit[1]
+
+    def filter_remaining(self, total: float | None, limit: Any, slack: float,
+                         relation: Neighbouring) -> tuple[float, float]:
+        """The rho left, as the largest epsilon of a pure block that still fits:
+        ``sqrt(2 rho_left)`` (a pure block costs ``eps^2 / 2``, Bun, Steinke 2016,
+        Proposition 1.4), and no delta (a block's delta cannot be charged to zCDP)."""
+        left = max(0.0, limit[2] - (total or 0.0))
+        return math.sqrt(2.0 * left), 0.0
+
+    def to_guarantee(self, cost: float) -> Guarantee:
+        if not math.isfinite(cost):
+            return Vacuous("rho overflows")
+        return ZCDP(rho=cost)
+

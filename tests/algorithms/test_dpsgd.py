@@ -18,7 +18,7 @@ def test_fit_accounts_every_step_and_meets_the_budget():
     """The noise multiplier is calibrated so the PLD bound meets (1, 1e-5); the ledger
     holds exactly the steps that ran; opacus's hook and privkit agree on epsilon."""
     X, y = data()
-    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sample_rate=0.05, epochs=3, random_state=0)
+    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sampling_rate=0.05, epochs=3, random_state=0)
     svm.fit(X, y)
     assert isinstance(svm.plan_, Repeat)
     assert isinstance(svm.plan_.block, PoissonSubsample)
@@ -33,7 +33,7 @@ def test_multiclass_and_hinge():
     """Several classes train one output per class; the hinge loss is accepted."""
     X, _ = data()
     y = np.argmax(X[:, :3], axis=1)
-    svm = DPSGDLinearSVM(epsilon=5.0, loss="hinge", sample_rate=0.1, epochs=2,
+    svm = DPSGDLinearSVM(epsilon=5.0, loss="hinge", sampling_rate=0.1, epochs=2,
                          random_state=0).fit(X, y)
     assert svm.coef_.shape == (3, X.shape[1])
     assert set(svm.predict(X)) <= {0, 1, 2}

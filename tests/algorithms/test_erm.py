@@ -58,7 +58,7 @@ def test_ledger_equals_plan_and_guarantee_is_accounted(cls, classes):
     multi-class budget is split evenly and composes back to epsilon."""
     X, y = data(classes=classes)
     clf = cls(epsilon=1.5, random_state=0)
-    declared = clf.plan(*X.shape, n_classes=classes)
+    declared = clf.plan(n_samples=X.shape[0], n_features=X.shape[1], n_classes=classes)
     clf.fit(X, y)
     assert clf.ledger_.compare(declared).matches
     assert clf.plan_ == declared
@@ -71,9 +71,10 @@ def test_ledger_equals_plan_and_guarantee_is_accounted(cls, classes):
 
 def test_output_perturbation_block_is_the_papers_noise():
     """beta = n Lambda eps / 2 (seed 003 Algorithm 1), i.e. scale 2 / (n Lambda eps)."""
-    block = OutputPerturbationClassifier(epsilon=0.5, regularization=0.01).plan(1000, 5)
+    block = OutputPerturbationClassifier(epsilon=0.5, regularization=0.01).plan(
+        n_samples=1000, n_features=5)
     assert isinstance(block, L2Laplace)
-    assert block.scale == pytest.approx(2.0 / (1000 * 0.01 * 0.5))
+    assert block.noise_scale == pytest.approx(2.0 / (1000 * 0.01 * 0.5))
 
 
 @pytest.mark.parametrize(("eps", "branch"), [(2.0, "no Delta"), (0.05, "Delta")])
@@ -82,7 +83,7 @@ def test_objective_perturbation_calibration_branches(eps, branch):
     block = ObjectivePerturbation.for_epsilon(eps, curvature=1.0, n_samples=100,
                                               regularization=0.01)
     assert (block.extra_regularization > 0) == (branch == "Delta")
-    assert block.epsilon == pytest.approx(eps, rel=1e-12)
+    assert block.epsilon_at(0.0) == pytest.approx(eps, rel=1e-12)
 
 
 def test_minimiser_sensitivity_is_as_declared():

@@ -39,7 +39,7 @@ EXPECTED = {
      DPPCA(n_components=1, epsilon=1.0, random_state=0),
      DPDRDPMLClassifier(epsilon=20.0, n_components=1, random_state=0),
      FedDPDRDPMLClassifier(epsilon=20.0, n_components=1, random_state=0),
-     DPSGDLinearSVM(epsilon=20.0, sample_rate=0.2, epochs=2, random_state=0)],
+     DPSGDLinearSVM(epsilon=20.0, sampling_rate=0.2, epochs=2, random_state=0)],
     expected_failed_checks=lambda est: EXPECTED.get(type(est).__name__, {}),
 )
 def test_sklearn_conformance(estimator, check):

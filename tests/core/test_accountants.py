@@ -70,10 +70,17 @@ class TestBasicAccountant:
         assert 0 < d < 1
         assert BasicAccountant().epsilon(plan, delta=d) <= 2.0
 
-    def test_guarantee_is_approx_dp(self):
-        """guarantee() wraps the epsilon at the given delta."""
-        g = BasicAccountant().guarantee(Repeat(lap(0.25), 4), delta=1e-6)
-        assert g == ApproxDP(epsilon=1.0, delta=1e-6)
+    def test_guarantee_of_a_pure_plan_is_pure_dp(self):
+        """guarantee() is the native one: the sum of pure epsilons as PureDP."""
+        g = BasicAccountant().guarantee(Repeat(lap(0.25), 4))
+        assert g == PureDP(epsilon=1.0)
+
+    def test_guarantee_of_a_mixed_plan_splits_delta_when_asked(self):
+        """For non-pure blocks the native guarantee converts only when asked: at 2e-5,
+        each of the two Gaussians gets 1e-5 (independent value: GDP's exact epsilon)."""
+        g = BasicAccountant().guarantee(Sequential(gau(0.5), lap(0.5), gau(0.5)))
+        assert g.epsilon_at(2e-5) == pytest.approx(2 * GDP(mu=0.5).epsilon_at(1e-5) + 0.5,
+                                                   rel=1e-12)
 
 
 class TestRefusals:
@@ -238,3 +245,87 @@ def test_zcdp_of_pure_block_is_half_epsilon_squared():
     from privkit.accountants import zcdp_rho
 
     assert zcdp_rho(Repeat(Claimed(PureDP(epsilon=0.2), relation=A), 10)) == pytest.approx(0.2)
+
+
+class TestNativeGuarantees:
+    def test_each_accountant_returns_its_own_kind(self):
+        """guarantee(plan) is native: GDP(mu) exactly for Gaussians (0.3 and 0.4 compose
+        to 0.5), ZCDP(rho) = mu^2 / 2, an RDP curve, a PLD; converted only when asked."""
+        from privkit import GDPAccountant, PLDAccountant
+        from privkit.guarantees import RDP, ZCDP
+        from privkit.pld import PLDGuarantee
+
+        plan = Sequential(gau(0.3), gau(0.4))
+        g = GDPAccountant().guarantee(plan)
+        assert isinstance(g, GDP)
+        assert g.mu == pytest.approx(0.5, rel=1e-15)
+        z = ZCDPAccountant().guarantee(plan)
+        assert isinstance(z, ZCDP)
+        assert z.rho == pytest.approx(0.125, rel=1e-15)
+        r = RDPAccountant(orders=[2.0, 4.0]).guarantee(plan)
+        assert isinstance(r, RDP)
+        assert r.epsilons == pytest.approx((0.25, 0.5), rel=1e-15)
+        p = PLDAccountant().guarantee(plan)
+        assert isinstance(p, PLDGuarantee)
+        exact = GDP(mu=0.5).epsilon_at(1e-6)
+        assert exact <= p.epsilon_at(1e-6) <= exact + 1e-4
+        assert GDPAccountant().epsilon(plan, delta=1e-6) == g.epsilon_at(1e-6)
+
+
+class TestLargeCounts:
+    """Issue 10 item 5: a repeated block costs time logarithmic in its count, memory
+    independent of it; nesting is a product of counts."""
+
+    @staticmethod
+    def nested(block, depth):
+        for _ in range(depth):
+            block = Repeat(block, 2)
+        return block
+
+    def test_forty_nested_repeats_are_a_product(self):
+        """40 nested Repeat(., 2) of a pure 0.01 block: basic gives 2^40 * 0.01 and zCDP
+        2^40 * 0.01^2 / 2 (closed forms); every accepting accountant answers."""
+        from privkit import ZCDPAccountant as Z
+
+        plan = self.nested(Claimed(PureDP(epsilon=0.01), relation=A), 40)
+        assert BasicAccountant().epsilon(plan, delta=0.0) == pytest.approx(2**40 * 0.01,
+                                                                           rel=1e-15)
+        assert Z().guarantee(plan).rho == pytest.approx(2**40 * 0.01**2 / 2, rel=1e-15)
+        for accountant in available_accountants():
+            if accountant.supports(plan):
+                assert accountant.epsilon(plan, delta=1e-5) > 0
+
+    def test_count_of_ten_to_the_thirty(self):
+        """Repeat(block, 10**30): GDP's mu is 10^15 mu_0 exactly; advanced matches its
+        closed form with the count as a multiplier (hand formula below)."""
+        from privkit import AdvancedAccountant, GDPAccountant
+
+        g = Repeat(gau(1e-16), 10**30)
+        assert GDPAccountant().guarantee(g).mu == pytest.approx(0.1, rel=1e-12)
+        e, k, d = 1e-20, 10**30, 1e-6
+        plan = Repeat(Claimed(PureDP(epsilon=e), relation=A), k)
+        drv = math.sqrt(2 * k * math.log(1 / d)) * e + k * e * math.expm1(e)
+        s, v = k * e * math.tanh(e / 2), k * e * e
+        kov = min(k * e, s + math.sqrt(2 * v * math.log(math.e + math.sqrt(v) / d)),
+                  s + math.sqrt(2 * v * math.log(1 / d)))
+        assert AdvancedAccountant().epsilon(plan, delta=d) == pytest.approx(
+            min(k * e, drv, kov), rel=1e-9)
+        for accountant in available_accountants():
+            if accountant.supports(plan):
+                assert accountant.epsilon(plan, delta=d) >= 0
+
+
+def test_wang_balle_kasiviswanathan_theorem_9_by_hand():
+    """Sampling 10 of 100 records without replacement from a Gaussian with RDP
+    a mu^2 / 2 (mu = 0.5, no pure epsilon): WBK 2019 Theorem 9 at orders 2 and 3,
+    evaluated by hand (g = 0.1; the min picks 4 (e^e(2) - 1) over 2 e^e(2))."""
+    from privkit import SampleWithoutReplacement
+
+    base = Gaussian.for_gdp(0.5, sensitivity=1.0, relation=Neighbouring.REPLACE_ONE)
+    plan = SampleWithoutReplacement(base, 10, 100)
+    g, e2, e3 = 0.1, 0.25, 0.375
+    second = min(4 * math.expm1(e2), 2 * math.exp(e2))
+    order2 = math.log(1 + g**2 * 1 * second) / 1
+    order3 = math.log(1 + g**2 * 3 * second + g**3 * 1 * math.exp(2 * e3) * 2) / 2
+    curve = RDPAccountant(orders=[2.0, 3.0]).curve(plan)
+    np.testing.assert_allclose(curve, [order2, order3], rtol=1e-12)

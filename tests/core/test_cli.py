@@ -59,10 +59,11 @@ def test_account_single_accountant(capsys):
 def test_bad_plan_exits_2_with_message(tmp_path, capsys):
     """A malformed plan gives exit code 2 and a one-line error, not a traceback."""
     bad = tmp_path / "bad.json"
-    bad.write_text('{"relation": "add_remove", "plan": {"laplace": {"scale": -1}}}')
+    bad.write_text('{"relation": "add_remove", "plan": '
+                   '{"laplace": {"noise_scale": -1, "l1_sensitivity": 1}}}')
     assert main(["account", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "privkit account: error: `scale` must be a finite number > 0" in err
+    assert "privkit account: error: `noise_scale` must be a finite number > 0" in err
 
 
 def test_missing_file_exits_2(capsys):

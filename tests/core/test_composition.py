@@ -3,12 +3,14 @@
 import math
 import warnings
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privkit import (
     AdvancedAccountant,
+    ApproxDP,
     Claimed,
     GDPAccountant,
     InvalidParameterError,
@@ -111,3 +113,49 @@ class TestGDPAccountant:
         assert not GDPAccountant().supports(step)
         with pytest.raises(InvalidParameterError, match="computes an approximation"):
             tightest(Repeat(step, 10), delta=1e-5, accountants=[clt])
+
+
+def test_advanced_spends_only_the_slack_left_by_the_blocks_deltas():
+    """20 runs of (0.1, 1e-7) at target 1e-5: the composition theorem gets
+    delta_slack = 1 - (1 - 1e-5) / (1 - 1e-7)^20 (about 8e-6), not the whole 1e-5
+    (hand formula: DRV and KOV at that slack)."""
+    k, e, d0, target = 20, 0.1, 1e-7, 1e-5
+    plan = Repeat(Claimed(ApproxDP(epsilon=e, delta=d0), relation=A), k)
+    slack = 1 - (1 - target) / (1 - d0) ** k
+    expected = min(k * e, drv_epsilon(e, k, slack), kov_heterogeneous_epsilon([e] * k, slack))
+    assert AdvancedAccountant().epsilon(plan, delta=target) == pytest.approx(expected,
+                                                                             rel=1e-9)
+    # the blocks' own deltas exceed a smaller target: nothing is certified
+    assert AdvancedAccountant().epsilon(plan, delta=1e-6) == math.inf
+
+
+def test_optimal_delta_for_many_runs_bounds_the_exact_sum():
+    """Above EXACT_SUM_LIMIT runs the binomial-CDF form is used: it is at least the exact
+    sum (computed here term by term from binomial probabilities) and within 1e-6 of it."""
+    from scipy import stats
+
+    from privkit.composition import EXACT_SUM_LIMIT
+
+    k, e, t = EXACT_SUM_LIMIT + 1, 0.01, 2.0
+    p = math.exp(e) / (1 + math.exp(e))
+    ell = np.arange(k + 1)
+    terms = stats.binom.pmf(ell, k, 1 - p) - math.exp(t) * stats.binom.pmf(ell, k, p)
+    exact = 1 - (1 - 1e-9) ** k * (1 - float(np.sum(np.maximum(terms, 0.0))))
+    ours = optimal_homogeneous_delta(e, 1e-9, k, t)
+    assert exact * (1 - 1e-12) <= ours <= exact * (1 + 1e-6)
+
+
+def test_optimal_answers_up_to_its_limit_and_refuses_beyond():
+    """10^10 runs of a 1e-6 block: at most advanced, and near the central limit of k
+    randomized responses, GDP(sqrt(k) eps) (a sanity floor at 90%; the CLT is not a
+    bound). 10^30 runs are refused with the standard error; tightest uses the others."""
+    from privkit import GDP
+
+    plan = Repeat(pure(1e-6), 10**10)
+    optimal = OptimalAccountant().epsilon(plan, delta=1e-6)
+    assert optimal <= AdvancedAccountant().epsilon(plan, delta=1e-6) * (1 + 1e-9)
+    assert optimal >= 0.9 * GDP(mu=0.1).epsilon_at(1e-6)
+    huge = Repeat(pure(1e-20), 10**30)
+    with pytest.raises(UnsupportedPlanError, match="optimal accountant cannot"):
+        OptimalAccountant().epsilon(huge, delta=1e-6)
+    assert tightest(huge, delta=1e-6).refused.keys() >= {"optimal"}

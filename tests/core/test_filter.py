@@ -1,9 +1,11 @@
 """The budget filter: all-or-nothing spends, exact limits, thread safety."""
 
 import contextlib
+import math
 import pickle
 import threading
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,7 +14,6 @@ from _strategies import plans
 from privkit import (
     ZCDP,
     ApproxDP,
-    BudgetExceeded,
     BudgetExceededError,
     BudgetFilter,
     Claimed,
@@ -46,11 +47,6 @@ def test_spends_until_the_limit_then_refuses():
     assert "epsilon=0.1" in str(info.value)
     assert f.spent.epsilon == pytest.approx(1.0)
     assert f.remaining.epsilon == pytest.approx(0.0, abs=1e-12)
-
-
-def test_budget_exceeded_is_the_design_documents_name():
-    """BudgetExceeded (the design's spelling) is BudgetExceededError."""
-    assert BudgetExceeded is BudgetExceededError
 
 
 def test_can_spend_changes_nothing():
@@ -177,3 +173,78 @@ def test_filter_round_trips_through_pickle():
     assert g.history == f.history
     g.spend(lap(0.1))
     assert len(f.history) == 1
+
+
+def test_comparison_slack_is_only_for_rounding():
+    """A spend 0.4% over the limit is refused, in epsilon and in delta: the slack absorbs
+    floating-point rounding (1e-12), nothing of privacy size."""
+    f = BudgetFilter(epsilon=1.0, delta=1e-5)
+    f.spend(Claimed(PureDP(epsilon=0.5), relation=A))
+    with pytest.raises(BudgetExceededError):
+        f.spend(Claimed(PureDP(epsilon=0.504), relation=A))
+    g = Gaussian.for_gdp(0.1, sensitivity=1.0, relation=A)
+    f.spend(g, delta=5e-6)
+    with pytest.raises(BudgetExceededError):
+        f.spend(g, delta=5.02e-6)
+
+
+def _cks_rho(epsilon, delta):
+    """The largest rho whose Canonne-Kamath-Steinke 2020 conversion (Corollary 13:
+    eps = a rho + log(1 - 1/a) - (log delta + log a) / (a - 1), minimised over the order
+    a) is at most epsilon: a dense grid of orders and a root finder, independent of
+    privkit.conversions."""
+    from scipy import optimize
+
+    a = 1.0 + np.geomspace(1e-4, 1e4, 400_001)
+
+    def eps(rho):
+        return float(np.min(a * rho + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)))
+
+    return optimize.brentq(lambda r: eps(r) - epsilon, 1e-9, epsilon)
+
+
+def test_zcdp_limit_is_the_cks_rho():
+    """The zCDP filter's limit for (1, 1e-6) is the CKS rho (to 1e-4): a Gaussian of
+    0.999 of it fits, one of 1.01 of it does not."""
+    f = BudgetFilter(epsilon=1.0, delta=1e-6, accountant="zcdp")
+    rho = _cks_rho(1.0, 1e-6)
+    assert f.rho_limit == pytest.approx(rho, rel=1e-4)
+    assert f.can_spend(Gaussian.for_zcdp(0.999 * rho, sensitivity=1.0, relation=A))
+    assert not f.can_spend(Gaussian.for_zcdp(1.01 * rho, sensitivity=1.0, relation=A))
+
+
+def test_zcdp_remaining_can_be_spent():
+    """After half the rho, `remaining.epsilon` is the pure epsilon a block may still have
+    (sqrt(2 rho_left), Bun-Steinke Prop. 1.4): a Laplace block of exactly that fits, one
+    1% larger does not; no delta can be spent per block."""
+    f = BudgetFilter(epsilon=1.0, delta=1e-6, accountant="zcdp")
+    f.spend(Gaussian.for_zcdp(f.rho_limit / 2, sensitivity=1.0, relation=A))
+    left = f.remaining
+    assert left.epsilon == pytest.approx(math.sqrt(f.rho_limit), rel=1e-9)
+    assert left.delta == 0.0
+    assert f.can_spend(Claimed(PureDP(epsilon=left.epsilon), relation=A))
+    assert not f.can_spend(Claimed(PureDP(epsilon=1.01 * left.epsilon), relation=A))
+
+
+def test_zcdp_filter_refuses_a_per_spend_delta():
+    """spend(..., delta=) has no meaning under zCDP (each block is charged its rho): it
+    is refused, naming the parameter, and nothing changes."""
+    f = BudgetFilter(epsilon=1.0, delta=1e-6, accountant="zcdp")
+    with pytest.raises(InvalidParameterError, match=r"`delta`.*not chosen per spend"):
+        f.spend(Gaussian.for_zcdp(0.001, sensitivity=1.0, relation=A), delta=1e-7)
+    assert f.history == ()
+
+
+@pytest.mark.parametrize("name", ["advanced", "optimal", "rdp", "gdp", "pld"])
+def test_filter_asks_the_accountant_and_quotes_its_note(name):
+    """Accountants not valid for adaptively chosen blocks are refused with their own
+    note (advanced: Rogers-Roth-Ullman-Vadhan 2016)."""
+    from privkit import get_accountant
+
+    accountant = get_accountant(name)
+    assert not accountant.valid_for_adaptive_filter
+    with pytest.raises(InvalidParameterError) as info:
+        BudgetFilter(epsilon=1.0, delta=1e-6, accountant=name)
+    assert accountant.adaptive_filter_note in str(info.value)
+    if name == "advanced":
+        assert "Rogers, Roth, Ullman, Vadhan" in str(info.value)

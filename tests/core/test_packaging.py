@@ -60,3 +60,14 @@ def test_core_imports_no_plugin_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd="/")
     assert out.stdout.strip() == ""
+
+
+def test_mapped_packages_import_from_the_repository_root():
+    """From the root, ``./privkit`` shadows the installed package; the checkout finder
+    still resolves ``privkit.mechanisms`` (and the other mapped folders) to the root."""
+    root = Path(__file__).resolve().parents[2]
+    code = ("from privkit.mechanisms import Laplace; import privkit.algorithms, privkit.audits; "
+            "import privkit; print(privkit.mechanisms.__file__)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip().endswith(str(Path("mechanisms") / "__init__.py"))

@@ -35,13 +35,13 @@ def test_tree_draws_every_node():
     plan = Sequential(LAP, Repeat(GAU, 3), Parallel(LAP, PostProcess(GAU, "mean")))
     assert plan.tree().splitlines() == [
         "Sequential [add_remove]",
-        "├── Laplace(scale=2, Δ₁=1): LaplaceDP(ε=0.5)",
+        "├── Laplace(noise_scale=2, l1_sensitivity=1): LaplaceDP(ε=0.5)",
         "├── Repeat ×3",
-        "│   └── Gaussian(σ=2, Δ₂=1): GDP(μ=0.5)",
+        "│   └── Gaussian(noise_scale=2, l2_sensitivity=1): GDP(μ=0.5)",
         "└── Parallel (disjoint parts)",
-        "    ├── Laplace(scale=2, Δ₁=1): LaplaceDP(ε=0.5)",
+        "    ├── Laplace(noise_scale=2, l1_sensitivity=1): LaplaceDP(ε=0.5)",
         "    └── PostProcess: mean",
-        "        └── Gaussian(σ=2, Δ₂=1): GDP(μ=0.5)",
+        "        └── Gaussian(noise_scale=2, l2_sensitivity=1): GDP(μ=0.5)",
     ]
 
 
@@ -90,15 +90,18 @@ def test_claimed_block_round_trips():
 
 @pytest.mark.parametrize(("spec", "fragment"), [
     ({"sequential": []}, "non-empty list"),
-    ({"laplace": {"scale": 1.0, "epsilon": 1.0}}, "exactly one of"),
+    ({"laplace": {"noise_scale": 1.0, "epsilon": 1.0, "l1_sensitivity": 1.0}},
+     "unknown key(s) ['epsilon']"),
     ({"laplace": {"scael": 1.0}}, "unknown key(s) ['scael']"),
-    ({"gaussian": {"epsilon": 1.0}}, "exactly one of"),
-    ({"gaussian": {"noise_multiplier": "4"}}, "`noise_multiplier` must be a real number"),
-    ({"repeat": {"count": 2}}, "needs key(s) ['block']"),
-    ({"teleport": {}}, "unknown block kind 'teleport'"),
+    ({"gaussian": {"noise_scale": 1.0}}, "a sensitivity is never assumed"),
+    ({"gaussian": {"noise_scale": "4", "l2_sensitivity": 1.0}},
+     "`noise_scale` must be a real number"),
+    ({"repeat": {"count": 2}}, "with the key(s) ['block']"),
+    ({"teleport": {}}, "(got 'teleport')"),
     ({"laplace": {}, "gaussian": {}}, "exactly one key"),
-    ({"claimed": {"guarantee": {"pure": {"epsilon": 1}}}}, "unknown guarantee kind 'pure'"),
-    ({"repeat": {"count": 0, "block": {"laplace": {"scale": 1.0}}}}, "`count` must be"),
+    ({"claimed": {"guarantee": {"pure": {"epsilon": 1}}}}, "(got 'pure')"),
+    ({"repeat": {"count": 0, "block": {"laplace": {"noise_scale": 1.0, "l1_sensitivity": 1}}}},
+     "`count` must be"),
 ])
 def test_bad_plan_specs_are_refused_clearly(spec, fragment):
     """Malformed plan files raise InvalidParameterError saying what is wrong."""
@@ -109,7 +112,8 @@ def test_bad_plan_specs_are_refused_clearly(spec, fragment):
 
 def test_spec_leaves_take_the_documents_relation():
     """Every leaf read from a document gets the document's relation."""
-    plan = plan_from_spec({"sequential": [{"laplace": {"scale": 1.0}},
+    plan = plan_from_spec({"sequential": [{"laplace": {"noise_scale": 1.0,
+                                                       "l1_sensitivity": 1.0}},
                                           {"claimed": {"guarantee": {"pure_dp": {"epsilon": 1}}}}]},
                           relation="replace_one")
     assert plan.relation is Neighbouring.REPLACE_ONE

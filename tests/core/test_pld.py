@@ -132,3 +132,42 @@ def test_claimed_pure_blocks_are_accounted_as_randomized_response():
     block = Claimed(PureDP(epsilon=0.3), relation=A)
     rr = PureDP(epsilon=0.3).epsilon_at(1e-10)
     assert rr <= PLDAccountant().epsilon(block, delta=1e-10) <= rr + 1e-3
+
+
+def test_sampling_without_replacement_amplifies_pure_dp_exactly():
+    """A pure 1.0 block on 10 of 100 records (REPLACE_ONE) is log(1 + (m/n)(e - 1))-DP
+    (Balle, Barthe, Gaboardi 2018, Theorem 10); at delta 1e-12 the PLD epsilon is that
+    value up to two grid steps, and at 0.01 it is the amplified randomized response's
+    (closed form: q * RR profile at log(1 + (e^eps - 1) / q))."""
+    from privkit import PureDP as P
+
+    block = Claimed(P(epsilon=1.0), relation=Neighbouring.REPLACE_ONE)
+    plan = SampleWithoutReplacement(block, 10, 100)
+    amplified = math.log1p(0.1 * math.expm1(1.0))
+    eps = PLDAccountant().epsilon(plan, delta=1e-12)
+    assert amplified - 1e-9 <= eps <= amplified + 2e-3
+
+    def profile(t):
+        return 0.1 * float(P(epsilon=1.0).profile(np.array([math.log1p(math.expm1(t) / 0.1)]))[0])
+
+    from scipy import optimize
+
+    exact = optimize.brentq(lambda t: profile(t) - 0.01, 0.0, amplified)
+    assert exact - 1e-9 <= PLDAccountant().epsilon(plan, delta=0.01) <= exact + 2e-3
+
+
+def test_repeat_count_does_not_grow_the_grid():
+    """Repeat(block, 10**30) is log2(10^30) squarings on a grid bounded by LOSS_CAP: the
+    answer is inf (no privacy left) and the distribution stays small."""
+    from privkit.pld import LOSS_CAP
+
+    plan = Repeat(Claimed(PureDP(epsilon=0.01), relation=A), 10**30)
+    g = PLDAccountant().guarantee(plan)
+    assert g.epsilon_at(1e-5) == math.inf
+    assert g.remove.pmf.size <= 2 * LOSS_CAP / 1e-3 + 2
+    nested = Claimed(PureDP(epsilon=0.01), relation=A)
+    for _ in range(12):
+        nested = Repeat(nested, 2)
+    flat = PLDAccountant().epsilon(Repeat(Claimed(PureDP(epsilon=0.01), relation=A), 4096),
+                                   delta=1e-5)
+    assert PLDAccountant().epsilon(nested, delta=1e-5) == pytest.approx(flat, rel=1e-9)

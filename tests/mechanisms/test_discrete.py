@@ -105,7 +105,7 @@ class TestDiscreteLaplaceMechanism:
         """The largest log pmf ratio between outputs for inputs 0 and Δ=2 is Δ/t: the
         guarantee is tight (direct computation on the pmf)."""
         m = DiscreteLaplace.for_epsilon(0.8, sensitivity=2.0, relation=A)
-        pmf = laplace_pmf(m.scale)
+        pmf = laplace_pmf(m.noise_scale)
         ratios = [math.log(pmf(k) / pmf(k - 2)) for k in range(-30, 31)]
         assert max(ratios) == pytest.approx(m.epsilon_at(0.0), rel=1e-12)
 
@@ -126,7 +126,7 @@ class TestDiscreteLaplaceMechanism:
     @pytest.mark.statistical
     def test_simulate_has_the_same_law(self):
         """The fast float path draws the same law (chi-square)."""
-        m = DiscreteLaplace(scale=2.0, sensitivity=DiscreteLaplace.for_epsilon(
+        m = DiscreteLaplace(noise_scale=2.0, sensitivity=DiscreteLaplace.for_epsilon(
             1.0, sensitivity=1.0, relation=A).sensitivity)
         x = m.simulate(0, rng=10, size=N_DRAWS)
         assert_pmf(x, laplace_pmf(2.0), laplace_pmf(2.1), range(-30, 31))
@@ -141,7 +141,7 @@ class TestDiscreteGaussianMechanism:
 
     def test_approx_dp_calibration_is_the_largest_fitting_rho(self):
         """for_approx_dp meets (eps, delta) through zCDP, and 1e-6 less noise does not."""
-        m = DiscreteGaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=A)
+        m = DiscreteGaussian.for_approx_dp(epsilon=1.0, delta=1e-5, sensitivity=1.0, relation=A)
         assert m.epsilon_at(1e-5) <= 1.0
         assert m.epsilon_at(1e-5) == pytest.approx(1.0, rel=1e-9)
         tighter = DiscreteGaussian(noise_scale=m.noise_scale * (1 - 1e-6),

@@ -17,7 +17,7 @@ R = Neighbouring.REPLACE_ONE
 
 def test_analytic_sigma_for_epsilon_one_delta_1e5():
     """Balle-Wang analytic calibration: sigma = 3.7306 for (1, 1e-5), sensitivity 1."""
-    m = Gaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=R)
+    m = Gaussian.for_approx_dp(epsilon=1.0, delta=1e-5, sensitivity=1.0, relation=R)
     assert round(m.noise_scale, 4) == 3.7306
 
 
@@ -26,7 +26,7 @@ def test_analytic_sigma_for_epsilon_one_delta_1e5():
 def test_analytic_calibration_round_trips_and_is_sharp(epsilon, delta, sensitivity):
     """Property: the calibrated mechanism meets (epsilon, delta) to 1e-9 relative, and
     0.1% less noise no longer does (the boundary from both sides)."""
-    m = Gaussian.for_approx_dp(epsilon, delta, sensitivity=sensitivity, relation=R)
+    m = Gaussian.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=sensitivity, relation=R)
     assert m.delta_at(epsilon) <= delta  # the exact closed-form profile meets the target
     assert m.epsilon_at(delta) == pytest.approx(epsilon, rel=1e-9)
     assert m.guarantee().within(ApproxDP(epsilon=epsilon, delta=delta))
@@ -37,18 +37,19 @@ def test_analytic_calibration_round_trips_and_is_sharp(epsilon, delta, sensitivi
 def test_classic_refuses_epsilon_at_least_one():
     """The Dwork-Roth formula is only valid for epsilon < 1; privkit refuses the rest."""
     with pytest.raises(ValueError, match="< 1 for the classic Gaussian calibration"):
-        Gaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=R, method="classic")
+        Gaussian.for_approx_dp(epsilon=1.0, delta=1e-5, sensitivity=1.0, relation=R,
+                               method="classic")
     with pytest.raises(ValueError, match="use method='analytic'"):
-        classic_gaussian_sigma(2.0, 1e-5, 1.0)
+        classic_gaussian_sigma(epsilon=2.0, delta=1e-5, sensitivity=1.0)
 
 
 @pytest.mark.parametrize("epsilon", [0.05, 0.3, 0.99])
 def test_classic_is_valid_and_looser_than_analytic(epsilon):
     """Where it applies, the classic sigma is larger than the analytic one and meets
     the target (its exact epsilon is below the claim)."""
-    classic = Gaussian.for_approx_dp(epsilon, 1e-6, sensitivity=1.0, relation=R,
+    classic = Gaussian.for_approx_dp(epsilon=epsilon, delta=1e-6, sensitivity=1.0, relation=R,
                                      method="classic")
-    analytic = Gaussian.for_approx_dp(epsilon, 1e-6, sensitivity=1.0, relation=R)
+    analytic = Gaussian.for_approx_dp(epsilon=epsilon, delta=1e-6, sensitivity=1.0, relation=R)
     assert classic.noise_scale == pytest.approx(
         math.sqrt(2 * math.log(1.25 / 1e-6)) / epsilon)
     assert classic.noise_scale > analytic.noise_scale

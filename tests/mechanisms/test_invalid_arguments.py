@@ -5,7 +5,6 @@ import math
 import pytest
 
 from privkit import (
-    IncompatibleCompositionError,
     InvalidParameterError,
     Neighbouring,
     Norm,
@@ -16,13 +15,14 @@ from privkit.mechanisms import Gaussian, Laplace
 A = Neighbouring.ADD_REMOVE
 L1 = Sensitivity(value=1.0, norm=Norm.L1, relation=A)
 L2 = Sensitivity(value=1.0, norm=Norm.L2, relation=A)
-LAP = Laplace(scale=1.0, sensitivity=L1)
+LAP = Laplace(noise_scale=1.0, sensitivity=L1)
 GAU = Gaussian(noise_scale=1.0, sensitivity=L2)
 
 CASES = [
-    (lambda: Laplace(scale=0.0, sensitivity=L1), "`scale` must be a finite number > 0 for Laplace"),
-    (lambda: Laplace(scale=math.inf, sensitivity=L1), "(got inf)"),
-    (lambda: Laplace(scale=1.0, sensitivity=1.0), "`sensitivity` must be a Sensitivity"),
+    (lambda: Laplace(noise_scale=0.0, sensitivity=L1),
+     "`noise_scale` must be a finite number > 0 for Laplace"),
+    (lambda: Laplace(noise_scale=math.inf, sensitivity=L1), "(got inf)"),
+    (lambda: Laplace(noise_scale=1.0, sensitivity=1.0), "`sensitivity` must be a Sensitivity"),
     (lambda: Laplace.for_epsilon(0.0, sensitivity=1.0, relation=A),
      "`epsilon` must be a finite number > 0 for Laplace.for_epsilon (got 0.0)"),
     (lambda: Laplace.for_epsilon(1.0, sensitivity=1.0),
@@ -36,9 +36,10 @@ CASES = [
     (lambda: LAP.release(1.0, size=(3, -1)), "(got -1)"),
     (lambda: LAP.release(1.0, rng="seed"), "`rng` must be a numpy.random.Generator"),
     (lambda: Gaussian(noise_scale=-1.0, sensitivity=L2), "`noise_scale` must be"),
-    (lambda: Gaussian.for_approx_dp(1.0, 0.0, sensitivity=1.0, relation=A),
+    (lambda: Gaussian.for_approx_dp(epsilon=1.0, delta=0.0, sensitivity=1.0, relation=A),
      "`delta` must be in (0, 1) for Gaussian.for_approx_dp (got 0.0)"),
-    (lambda: Gaussian.for_approx_dp(1.0, 1e-5, sensitivity=1.0, relation=A, method="fast"),
+    (lambda: Gaussian.for_approx_dp(epsilon=1.0, delta=1e-5, sensitivity=1.0, relation=A,
+                                    method="fast"),
      "`method` must be 'analytic' or 'classic'"),
     (lambda: Gaussian.for_zcdp(0.0, sensitivity=1.0, relation=A), "`rho` must be"),
     (lambda: Gaussian.for_gdp(math.nan, sensitivity=1.0, relation=A), "`mu` must be"),
@@ -55,15 +56,15 @@ def test_invalid_argument_raises_clear_error(call, fragment):
 
 
 @pytest.mark.parametrize(("call", "norm"), [
-    (lambda: Laplace(scale=1.0, sensitivity=L2), "L1"),
+    (lambda: Laplace(noise_scale=1.0, sensitivity=L2), "L1"),
     (lambda: Gaussian(noise_scale=1.0, sensitivity=L1), "L2"),
     (lambda: Laplace.for_epsilon(1.0, sensitivity=L2), "L1"),
 ])
 def test_wrong_norm_is_refused_with_the_fix(call, norm):
     """A sensitivity in the wrong norm is refused, suggesting in_norm."""
-    with pytest.raises(IncompatibleCompositionError) as info:
+    with pytest.raises(InvalidParameterError) as info:
         call()
-    assert f"needs an {norm} sensitivity" in str(info.value)
+    assert f"a sensitivity in the {norm.lower()} norm" in str(info.value)
     assert "in_norm" in str(info.value)
 
 
@@ -81,14 +82,17 @@ from privkit.mechanisms import (  # noqa: E402
 LINF = Sensitivity(value=1.0, norm=Norm.LINF, relation=A)
 
 MORE_CASES = [
-    (lambda: DiscreteLaplace(scale=-1.0, sensitivity=L1), "`scale` must be"),
+    (lambda: DiscreteLaplace(noise_scale=-1.0, sensitivity=L1), "`noise_scale` must be"),
     (lambda: DiscreteGaussian.for_zcdp(-0.1, sensitivity=1.0, relation=A), "`rho` must be"),
-    (lambda: DiscreteGaussian.for_approx_dp(1.0, 0.0, sensitivity=1.0, relation=A),
+    (lambda: DiscreteGaussian.for_approx_dp(epsilon=1.0, delta=0.0, sensitivity=1.0, relation=A),
      "`delta` must be in (0, 1)"),
     (lambda: L2Laplace.for_epsilon(math.inf, sensitivity=1.0, relation=A), "`epsilon` must be"),
-    (lambda: Exponential(scale=1.0, sensitivity=LINF, monotone=1), "`monotone` must be a bool"),
-    (lambda: Exponential(scale=1.0, sensitivity=LINF).release([]), "at least one candidate"),
-    (lambda: Exponential(scale=1.0, sensitivity=LINF).release(5.0), "at least one candidate"),
+    (lambda: Exponential(noise_scale=1.0, sensitivity=LINF, monotone=1),
+     "`monotone` must be a bool"),
+    (lambda: Exponential(noise_scale=1.0, sensitivity=LINF).release([]),
+     "1-d array of utilities"),
+    (lambda: Exponential(noise_scale=1.0, sensitivity=LINF).release(5.0),
+     "1-d array of utilities"),
     (lambda: PermuteAndFlip.for_epsilon(0.0, sensitivity=1.0, relation=A), "`epsilon` must be"),
     (lambda: RandomizedResponse(n_categories=1, keep_probability=0.9),
      "`n_categories` must be an integer >= 2 for RandomizedResponse (got 1)"),
@@ -102,7 +106,7 @@ MORE_CASES = [
     (lambda: AnalyzeGauss(noise_scale=1.0, row_norm_bound=0.0, relation=A),
      "`row_norm_bound` must be"),
     (lambda: AnalyzeGauss(noise_scale=1.0, row_norm_bound=1.0, relation="both"),
-     "`relation` must be a Neighbouring"),
+     "`relation` must be Neighbouring.ADD_REMOVE or Neighbouring.REPLACE_ONE"),
 ]
 
 

@@ -28,21 +28,21 @@ def test_guarantee_is_pure_and_boundary_is_sharp():
     m = Laplace.for_epsilon(0.5, sensitivity=1.0, relation=A)
     assert m.guarantee().within(PureDP(epsilon=0.5))
     assert PureDP(epsilon=0.5) in m.guarantees()
-    tighter = Laplace(scale=2.0 * (1 - 1e-9), sensitivity=m.sensitivity)
+    tighter = Laplace(noise_scale=2.0 * (1 - 1e-9), sensitivity=m.sensitivity)
     assert not tighter.guarantee().within(PureDP(epsilon=0.5))
 
 
 @pytest.mark.statistical
 def test_release_noise_follows_the_laplace_law():
     """Released noise fits Laplace(scale) and rejects a 5% scale error (see _stats)."""
-    m = Laplace(scale=1.7, sensitivity=Sensitivity(value=1.0, norm=Norm.L1, relation=A))
+    m = Laplace(noise_scale=1.7, sensitivity=Sensitivity(value=1.0, norm=Norm.L1, relation=A))
     assert_law(m.release(0.0, rng=20261121, size=N_DRAWS), stats.laplace, scale=1.7)
 
 
 @pytest.mark.statistical
 def test_simulate_follows_the_laplace_law():
     """The float path draws the same law."""
-    m = Laplace(scale=0.3, sensitivity=Sensitivity(value=1.0, norm=Norm.L1, relation=A))
+    m = Laplace(noise_scale=0.3, sensitivity=Sensitivity(value=1.0, norm=Norm.L1, relation=A))
     assert_law(m.simulate(0.0, rng=11, size=N_DRAWS), stats.laplace, scale=0.3)
 
 
@@ -51,7 +51,7 @@ def test_release_is_unbiased_and_shaped():
     m = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
     out = m.release([10.0, -3.0, 0.5], rng=5, size=(40_000, 2))
     assert out.shape == (40_000, 2, 3)
-    standard_error = math.sqrt(2) * m.scale / math.sqrt(80_000)
+    standard_error = math.sqrt(2) * m.noise_scale / math.sqrt(80_000)
     np.testing.assert_allclose(out.mean(axis=(0, 1)), [10.0, -3.0, 0.5],
                                atol=5 * standard_error)
 
@@ -60,7 +60,7 @@ def test_release_outputs_lie_on_a_grid_that_does_not_depend_on_the_data():
     """Mironov's attack reads the input from which floats are reachable. Every release
     is an integer multiple of the same power-of-two step, whatever the input."""
     m = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
-    g = grid_step(m.scale, 1.0, 1.0)
+    g = grid_step(m.noise_scale, 1.0, 1.0)
     assert math.log2(g) == int(math.log2(g))
     for x in (0.0, 0.1, 1 / 3, 12345.678):
         out = m.release(x, rng=1, size=1000)
@@ -101,9 +101,9 @@ def test_laplace_profile_equals_numerical_hockey_stick(eps):
 
 def test_approx_dp_calibration_uses_the_exact_profile():
     """for_approx_dp meets (eps, delta) exactly and adds less noise than for_epsilon."""
-    m = Laplace.for_approx_dp(1.0, 1e-3, sensitivity=1.0, relation=A)
+    m = Laplace.for_approx_dp(epsilon=1.0, delta=1e-3, sensitivity=1.0, relation=A)
     assert m.epsilon_at(1e-3) == pytest.approx(1.0, rel=1e-12)
-    assert m.scale < Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A).scale
+    assert m.noise_scale < Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A).noise_scale
 
 
 def test_huge_values_are_refused_not_wrapped():

@@ -103,7 +103,7 @@ class TestL2Laplace:
         """||noise|| ~ Gamma(d, beta) (KS, rejects 5% scale error); the projection of the
         direction on a fixed axis, mapped to [0, 1], is Beta((d-1)/2, (d-1)/2)."""
         d, beta = 5, 0.8
-        m = L2Laplace(scale=beta, sensitivity=Gaussian.for_gdp(1.0, sensitivity=1.0,
+        m = L2Laplace(noise_scale=beta, sensitivity=Gaussian.for_gdp(1.0, sensitivity=1.0,
                                                                relation=A).sensitivity)
         noise = m.release(np.zeros(d), rng=14, size=N_DRAWS)
         norms = np.linalg.norm(noise, axis=1)
@@ -119,7 +119,7 @@ class TestL2Laplace:
         rng = np.random.default_rng(15)
         z = rng.normal(size=(100_000, 3)) * 5
         v = np.array([2.0, 0.0, 0.0])
-        log_ratio = (np.linalg.norm(z - v, axis=1) - np.linalg.norm(z, axis=1)) / m.scale
+        log_ratio = (np.linalg.norm(z - v, axis=1) - np.linalg.norm(z, axis=1)) / m.noise_scale
         assert log_ratio.max() <= 0.5 + 1e-12
         assert log_ratio.max() > 0.49  # and nearly attained
 
@@ -145,7 +145,7 @@ class TestAnalyzeGauss:
 
     def test_release_is_symmetric_with_the_right_noise(self):
         """Outputs are symmetric; off-diagonal noise has standard deviation sigma."""
-        m = AnalyzeGauss.for_approx_dp(1.0, 1e-5, row_norm_bound=2.0, relation=R)
+        m = AnalyzeGauss.for_approx_dp(epsilon=1.0, delta=1e-5, row_norm_bound=2.0, relation=R)
         assert m.sensitivity.value == pytest.approx(4 * math.sqrt(2))
         assert m.epsilon_at(1e-5) == pytest.approx(1.0, rel=1e-9)
         out = m.release(np.zeros((3, 3)), rng=17, size=20_000)
@@ -172,9 +172,9 @@ class TestHistograms:
         c = counts([0, 2, 2, 1, 2], 4)
         assert c.tolist() == [1, 1, 3, 0]
         lap = Laplace.for_histogram(1.0, relation=R)
-        assert lap.scale == 2.0
+        assert lap.noise_scale == 2.0
         assert lap.release(c, rng=0).shape == (4,)
-        gau = Gaussian.for_histogram(1.0, 1e-6, relation=R)
+        gau = Gaussian.for_histogram(epsilon=1.0, delta=1e-6, relation=R)
         assert gau.sensitivity.value == pytest.approx(math.sqrt(2))
 
     def test_counts_refuses_out_of_range_labels(self):

@@ -48,15 +48,15 @@ def test_factor_two_is_needed_and_sufficient():
         return math.log(q / p)
 
     m = Exponential.for_epsilon(eps, sensitivity=1.0, relation=R)
-    assert 0.99 * eps < worst_log_ratio(m.scale) <= eps
-    assert worst_log_ratio(m.scale / 2) > 1.9 * eps
+    assert 0.99 * eps < worst_log_ratio(m.noise_scale) <= eps
+    assert worst_log_ratio(m.noise_scale / 2) > 1.9 * eps
 
 
 def test_monotone_utilities_use_half_the_scale():
     """monotone=True gives scale Δ/eps, still eps-DP: with all utilities moving up by
     at most Δ the exact worst log ratio stays below eps."""
     m = Exponential.for_epsilon(1.0, sensitivity=1.0, relation=A, monotone=True)
-    assert m.scale == 1.0
+    assert m.noise_scale == 1.0
     assert m.epsilon_at(0.0) == pytest.approx(1.0)
     k = 10**6  # candidate 0 up by Δ, others unchanged: ratio -> e^eps, never above
     q = math.exp(1.0) / (math.exp(1.0) + k - 1)
@@ -120,25 +120,27 @@ def test_permute_and_flip_matches_its_definition():
     u = np.array([0.0, 1.5, 2.0, 0.5])
     m = PermuteAndFlip.for_epsilon(1.0, sensitivity=1.0, relation=R)
     observed = np.bincount(m.release(u, rng=4, size=200_000), minlength=4)
-    expected = permute_and_flip_exact(u, m.scale) * 200_000
+    expected = permute_and_flip_exact(u, m.noise_scale) * 200_000
     assert stats.chisquare(observed, expected).pvalue > ALPHA
-    assert stats.chisquare(observed, softmax(u / m.scale) * 200_000).pvalue < ALPHA
+    assert stats.chisquare(observed, softmax(u / m.noise_scale) * 200_000).pvalue < ALPHA
 
 
 def test_report_noisy_max_privacy_and_shapes():
     """RNM is pure eps-DP only; vectorised over rows of utilities."""
     m = ReportNoisyMax.for_epsilon(2.0, sensitivity=1.0, relation=A)
     assert m.guarantees() == (PureDP(epsilon=2.0),)
-    out = m.release(np.zeros((3, 7)), rng=0, size=5)
-    assert out.shape == (5, 3)
+    out = m.release(np.zeros(7), rng=0, size=5)
+    assert out.shape == (5,)
     assert out.max() < 7
+    with pytest.raises(ValueError, match="1-d array of utilities"):
+        m.release(np.zeros((3, 7)), rng=0)  # three selections are three runs: call thrice
 
 
 @pytest.mark.statistical
 def test_report_noisy_max_two_candidates_probability():
     """For two candidates, P(select the higher) = P(L1 - L2 > -gap): for the difference
     of two Laplace(b) variables this is 1 - (1/2 + g/(4b)) e^(-g/b) (closed form)."""
-    m = ReportNoisyMax(scale=1.5, sensitivity=Exponential.for_epsilon(
+    m = ReportNoisyMax(noise_scale=1.5, sensitivity=Exponential.for_epsilon(
         1.0, sensitivity=1.0, relation=A).sensitivity)
     gap, b = 1.0, 1.5
     draws = m.release([0.0, gap], rng=5, size=200_000)
