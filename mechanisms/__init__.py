@@ -19,6 +19,7 @@ RandomizedResponse           pure, exact RDP (binary and k-ary, local)
 SparseVector                 pure (Lyu, Su, Li 2017 Algorithm 1)
 AnalyzeGauss                 exact GDP on a symmetric second-moment matrix
 ObjectivePerturbation        pure (Chaudhuri et al. 2011, Theorem 9)
+StabilityHistogram           (eps, delta): labels of data-dependent cells (Vadhan 2017)
 ===========================  ==========================================================
 
 ``standard_laplace``, ``standard_normal`` and ``standard_exponential`` are the unit-scale
@@ -41,6 +42,7 @@ from privkit.mechanisms.noisy_max import PermuteAndFlip, ReportNoisyMax
 from privkit.mechanisms.objective_perturbation import ObjectivePerturbation
 from privkit.mechanisms.randomized_response import RandomizedResponse, randomized_response_rdp
 from privkit.mechanisms.sparse_vector import ABOVE, BELOW, NOT_ANSWERED, SparseVector
+from privkit.mechanisms.stability_histogram import StabilityHistogram
 
 __all__ = [
     "ABOVE",
@@ -58,6 +60,7 @@ __all__ = [
     "RandomizedResponse",
     "ReportNoisyMax",
     "SparseVector",
+    "StabilityHistogram",
     "analytic_gaussian_sigma",
     "classic_gaussian_sigma",
     "counts",

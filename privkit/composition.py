@@ -111,8 +111,8 @@ def optimal_homogeneous_delta(epsilon: float, delta: float, count: int,
         return min(1.0, 1.0 - (1.0 - delta) ** k * (1.0 - rr))
     ones = np.arange(k + 1)  # l, the number of runs whose output favours Q
     log_binom = special.gammaln(k + 1) - special.gammaln(ones + 1) - special.gammaln(k - ones + 1)
-    log_p = -math.log1p(math.exp(-epsilon))
-    log_q = -math.log1p(math.exp(epsilon))
+    log_p = -float(np.logaddexp(0.0, -epsilon))  # log(e^eps / (1 + e^eps)), no overflow
+    log_q = -float(np.logaddexp(0.0, epsilon))
     log_first = log_binom + (k - ones) * log_p + ones * log_q
     log_second = log_binom + target_epsilon + ones * log_p + (k - ones) * log_q
     live = log_first > log_second
@@ -142,7 +142,7 @@ def _rr_binomial_bound(epsilon: float, count: int, target_epsilon: float) -> flo
     level = math.ceil((k - target_epsilon / epsilon) / 2.0) - 1.0
     if level < 0.0:
         return 0.0
-    q = 1.0 / (1.0 + math.exp(epsilon))
+    q = math.exp(-float(np.logaddexp(0.0, epsilon)))
     first = float(stats.binom.cdf(level, k, q))
     tail = float(stats.binom.cdf(level, k, 1.0 - q))
     log_second = target_epsilon + math.log(tail) if tail > 0.0 else -math.inf

@@ -159,3 +159,12 @@ def test_optimal_answers_up_to_its_limit_and_refuses_beyond():
     with pytest.raises(UnsupportedPlanError, match="optimal accountant cannot"):
         OptimalAccountant().epsilon(huge, delta=1e-6)
     assert tightest(huge, delta=1e-6).refused.keys() >= {"optimal"}
+
+
+def test_optimal_composition_of_huge_epsilons_does_not_overflow():
+    """Blocks with epsilon above 709 (exp overflows a double) are accounted: two pure
+    800-DP runs are exactly 1600-DP, and at a positive delta no worse."""
+    from privkit.composition import optimal_homogeneous_delta, optimal_homogeneous_epsilon
+
+    assert optimal_homogeneous_delta(800.0, 0.0, 2, 1600.0) == 0.0
+    assert optimal_homogeneous_epsilon(800.0, 0.0, 2, 1e-5) <= 1600.0
