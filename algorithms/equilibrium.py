@@ -1,0 +1,467 @@
+"""The equilibrium-point classifier on a private SVDD support function, accounted honestly.
+
+Source: J. Park, "Differentially private multi-class classification using kernel supports
+and equilibrium points" (SNU master's thesis, 2022), chapters 5-6:
+
+* phase I: the private support function ``f(x) = ||phi(x) - a_hat||^2`` (eq. 4.6) from
+  :mod:`privkit.algorithms.svdd` (Algorithm 1);
+* phase II: gradient dynamics ``dx/dt = -grad f(x)`` (eq. 5.2) by gradient descent with
+  Table 7.1's learning rate, decayed by 1/5 after 80% of the iterations, vectorised over
+  all points; end points are equilibrium points (EPs) and their basins (5.3-5.4); EPs are
+  grouped into hypercubes of half-width ``r_max`` in the max norm (eq. 5.6);
+* phase III: noisy majority votes per basin or hypercube (eq. 5.5);
+* release (chapter 6): the support function with EPs / hypercubes and labels (inference by
+  running the dynamics from the test point and taking the nearest labelled EP), or EPs and
+  labels only (inference by k-nearest neighbours).
+
+Privacy analysis (privkit's; each claim of the thesis is checked):
+
+* Phase I is sound: Laplace noise with L1 sensitivity ``2 nu sqrt(F)`` under REPLACE_ONE
+  (Corollary 4.2; privkit re-proves the L2 bound ``2 nu`` in :mod:`privkit.algorithms.svdd`).
+* Phase II is **not** covered by the thesis' argument. The EPs it releases are the end
+  points of the dynamics started *from the training points*; with Table 7.1's schedule
+  (e.g. 20 steps of 0.001) a point moves by at most ``lr * iters * sup ||grad f||``, so the
+  released EPs are the training points shifted by a small, bounded amount. The set of
+  released EPs (or non-empty hypercubes) is a deterministic function of individual rows:
+  adding a row in an empty region adds an EP with probability 1, so no finite epsilon holds.
+  "Parallel composition" (the thesis, section 5.2) applies to mechanisms on disjoint
+  parts, not to publishing the parts.
+* Phase III: the counts have L1 sensitivity 1 under ADD_REMOVE but 2 under REPLACE_ONE (a
+  replaced row leaves one vote and joins another), the relation of the thesis' Corollary
+  4.2; with ``Lap(1/eps)`` the votes alone are ``2 eps``-DP under REPLACE_ONE.
+* The thesis spends epsilon on the centre and epsilon again on the votes and claims
+  epsilon in total; sequential composition gives at least ``2 eps`` even where each part
+  is private.
+
+What privkit builds (``mode="private"``, the default): the hypercubes are cells of a public
+grid (cube ``floor((e + r) / 2r)``, centre ``2 r index``: every member within ``r`` of its
+centre in the max norm, eq. 5.6) so they depend on no row; each training row is mapped to
+the cube of its end point (a per-row function of public objects); the released cubes and
+labels come from a *stability-based histogram*
+(:class:`privkit.mechanisms.StabilityHistogram`; Korolova, Kenthapadi, Mishra, Ntoulas
+2009; Bun, Nissim, Stemmer 2016): Laplace noise of scale b on every class count of every
+non-empty cube, a cube is released iff its largest noisy count exceeds a threshold tau,
+with the argmax as its label (eq. 5.5 is that argmax). Under ADD_REMOVE this is
+``(1/b, delta_cell)``-DP: a cube present on one side only holds one row, and is released
+with probability at most ``delta_cell``; under REPLACE_ONE, by group privacy,
+``(2/b, delta_cell (1 + e^(1/b)))``; tau is set so that this is the votes' delta. The
+budget is split: the centre
+gets ``centre_share`` of epsilon (default 1/2), the votes the rest, and all of delta (half
+each with Gaussian noise on the centre). ``guarantee_`` is privkit's accountant on that
+plan. ``mode="paper"`` runs the thesis' procedure as written (EPs from training rows,
+``Lap(1/eps)`` votes on every non-empty cell, epsilon for each phase); its
+``paper_claim_`` is ``PureDP(epsilon)`` and its ``guarantee_`` is ``None``: privkit can
+prove no finite guarantee for it.
+
+.. versionadded:: 0.2.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from privkit import _validation as check
+from privkit.guarantees import Guarantee, PureDP
+from privkit.ledger import Ledger
+from privkit.mechanisms import StabilityHistogram
+from privkit.neighbouring import Neighbouring, Norm, Sensitivity
+from privkit.plan import Block, Claimed, PostProcess, Sequential
+
+from .random_features import RandomFourierFeatures
+from .svdd import account, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
+
+__all__ = [
+    "EquilibriumPointClassifier",
+    "audit_case",
+    "audit_case_paper",
+    "descend",
+]
+
+_MODES = ("private", "paper")
+_RELEASES = ("support", "equilibria")
+
+
+def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
+            X: NDArray[np.float64], learning_rate: float, n_iter: int,
+            decay_at: float = 0.8, decay: float = 0.2) -> NDArray[np.float64]:
+    """Gradient descent on ``f(x) = 1 - 2 phi(x) . a + ||a||^2`` from every row of X.
+
+    ``grad f = -2 grad (phi . a)`` (eq. 5.2). Table 7.1's schedule: ``learning_rate`` for
+    the first ``decay_at`` of ``n_iter`` steps, then times ``decay`` (1/5). All rows at
+    once (duplicate rows once), in float32.
+    """
+    rows, inverse = np.unique(np.asarray(X, dtype=np.float64), axis=0, return_inverse=True)
+    x = rows.astype(np.float32)  # float32 halves the cost of the trigonometry
+    W = features.frequencies_.astype(np.float32)
+    half = W.shape[0]
+    a = np.asarray(centre, dtype=np.float32)
+    c, s = a[:half], a[half:]
+    scale = np.float32(2.0 * math.sqrt(2.0 / (2 * half)))
+    switch = math.floor(decay_at * n_iter)
+    for t in range(n_iter):
+        lr = np.float32(learning_rate if t < switch else learning_rate * decay)
+        P = x @ W.T
+        x += (lr * scale) * ((np.cos(P) * s - np.sin(P) * c) @ W)
+    out: NDArray[np.float64] = x.astype(np.float64)[inverse.ravel()]
+    return out
+
+
+def _cubes(points: NDArray[np.float64], r: float) -> NDArray[np.int64]:
+    out: NDArray[np.int64] = np.floor((points + r) / (2.0 * r)).astype(np.int64)
+    return out
+
+
+class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    """Multi-class classification by equilibrium points of a private SVDD support function.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total budget. ``mode="private"`` needs ``delta > 0`` (the stability-based
+        histogram of released cubes).
+    nu : float
+        Cap on each SVDD dual weight (Table 7.1's ``C/n``), public.
+    gamma : float
+        RBF parameter of the support function.
+    n_components : int
+        F, random features (400 in the thesis).
+    learning_rate, n_iter : float, int
+        Table 7.1's ``lr`` and ``iters``; the rate is divided by 5 after 80% of the steps.
+    r_max : float or None
+        Half-width of the hypercubes (eq. 5.6). Table 7.1 gives none for the 2-D sets: in
+        ``mode="paper"`` each EP is then its own cell (end points equal to ``ep_tol``);
+        ``mode="private"`` needs a public grid and uses ``default_r`` (0.1).
+    mode : {"private", "paper"}
+    release : {"support", "equilibria"}
+        Chapter 6.1 (support function; predict by dynamics + nearest labelled cell) or
+        6.2 (labelled points only; predict by ``n_neighbors``-nearest neighbours).
+    n_neighbors : int
+    centre_noise : {"laplace", "l2_laplace", "gaussian"}
+    centre_share : float in (0, 1)
+        Share of epsilon for the centre (private mode).
+    relation : {"replace_one", "add_remove"}
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    classes_, centre_, features_, cells_ (cell representatives), cell_labels_,
+    plan_, ledger_, guarantee_ (None in paper mode), paper_claim_
+    """
+
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, nu: float = 0.05,
+                 gamma: float = 1.0, n_components: int = 400, learning_rate: float = 0.001,
+                 n_iter: int = 20, r_max: float | None = None, default_r: float = 0.1,
+                 ep_tol: float = 1e-3, mode: str = "private", release: str = "support",
+                 n_neighbors: int = 1, centre_noise: str = "laplace",
+                 centre_share: float = 0.5, relation: str = "replace_one",
+                 clip_centre: bool = True, tol: float = 1e-8,
+                 random_state: Any = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.nu = nu
+        self.gamma = gamma
+        self.n_components = n_components
+        self.learning_rate = learning_rate
+        self.n_iter = n_iter
+        self.r_max = r_max
+        self.default_r = default_r
+        self.ep_tol = ep_tol
+        self.mode = mode
+        self.release = release
+        self.n_neighbors = n_neighbors
+        self.centre_noise = centre_noise
+        self.centre_share = centre_share
+        self.relation = relation
+        self.clip_centre = clip_centre
+        self.tol = tol
+        self.random_state = random_state
+
+    # -- the plan ---------------------------------------------------------------------------
+
+    def _validate(self) -> Neighbouring:
+        owner = type(self).__name__
+        check.positive_finite("epsilon", self.epsilon, owner)
+        if self.mode not in _MODES:
+            raise check.fail("mode", self.mode, f"one of {_MODES}", owner)
+        if self.release not in _RELEASES:
+            raise check.fail("release", self.release, f"one of {_RELEASES}", owner)
+        if self.mode == "private" and not 0.0 < self.delta < 1.0:
+            raise check.fail("delta", self.delta, "a number in (0, 1)", owner,
+                             "the released set of cubes needs delta > 0 (stability histogram)")
+        if not 0.0 < self.centre_share < 1.0:
+            raise check.fail("centre_share", self.centre_share, "a number in (0, 1)", owner)
+        check.positive_finite("learning_rate", self.learning_rate, owner)
+        check.positive_int("n_iter", self.n_iter, owner)
+        check.positive_int("n_neighbors", self.n_neighbors, owner)
+        check.positive_finite("default_r", self.default_r, owner)
+        check.positive_finite("ep_tol", self.ep_tol, owner)
+        if self.r_max is not None:
+            check.positive_finite("r_max", self.r_max, owner)
+        return Neighbouring.parse(self.relation, owner=owner)
+
+    def _budget(self) -> tuple[float, float, float, float]:
+        """(eps_centre, delta_centre, eps_votes, delta_votes)."""
+        if self.mode == "paper":
+            return self.epsilon, 0.0, self.epsilon, 0.0
+        e_c = self.epsilon * self.centre_share
+        d_c = self.delta / 2.0 if self.centre_noise == "gaussian" else 0.0
+        return e_c, d_c, self.epsilon - e_c, self.delta - d_c
+
+    def _centre_block(self, relation: Neighbouring) -> Block:
+        e_c, d_c, _, _ = self._budget()
+        sens = centre_sensitivity(self.nu, norm=Norm.L2, relation=relation,
+                                  n_components=self.n_components, tol=self.tol,
+                                  paper=self.mode == "paper")
+        return centre_mechanism(self.centre_noise, e_c, d_c, sens, self.n_components)
+
+    def _vote_scale(self, relation: Neighbouring) -> float:
+        """Laplace scale b on the counts: the votes' epsilon is 1/b (ADD_REMOVE) or 2/b
+        (REPLACE_ONE); the thesis' eq. 5.5 uses b = 1/eps whatever the relation."""
+        _, _, e_v, _ = self._budget()
+        if self.mode == "paper":
+            return 1.0 / e_v
+        return (2.0 if relation is Neighbouring.REPLACE_ONE else 1.0) / e_v
+
+    def _votes_block(self, relation: Neighbouring, n_classes: int) -> StabilityHistogram:
+        """The stability-based histogram of the cubes' class counts (private mode)."""
+        _, _, e_v, d_v = self._budget()
+        return StabilityHistogram.for_approx_dp(epsilon=e_v, delta=d_v, n_classes=n_classes,
+                                                relation=relation)
+
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
+        """The centre's additive block, then the vote histogram (private mode).
+
+        In paper mode the second block is the thesis' claim, labelled as such: privkit
+        does not account it (see the module docstring).
+        """
+        relation = self._validate()
+        check.positive_int("n_samples", n_samples, "plan")
+        check.positive_int("n_features", n_features, "plan")
+        c = check.positive_int("n_classes", n_classes, "plan")
+        _, _, e_v, _ = self._budget()
+        centre = self._centre_block(relation)
+        if self.mode == "paper":
+            votes: Block = Claimed(PureDP(epsilon=e_v), relation=relation,
+                                   label="thesis eq. 5.5: Lap(1/eps) votes (its claim)")
+        else:
+            votes = self._votes_block(relation, c)
+        return PostProcess(Sequential(centre, votes),
+                           "clip centre; dynamics; cubes; argmax labels; inference")
+
+    # -- fitting ----------------------------------------------------------------------------
+
+    def _cell_keys(self, ends: NDArray[np.float64]) -> NDArray[np.int64]:
+        if self.mode == "private":
+            r = self.r_max if self.r_max is not None else self.default_r
+            return _cubes(ends, r)
+        if self.r_max is not None:
+            return _cubes(ends, self.r_max)
+        return np.round(ends / self.ep_tol).astype(np.int64)
+
+    def fit(self, X: Any, y: Any) -> EquilibriumPointClassifier:
+        from sklearn.utils.multiclass import check_classification_targets
+        from sklearn.utils.validation import validate_data
+
+        relation = self._validate()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        n, d = X.shape
+        c = self.classes_.size
+        plan = self.plan(n_samples=n, n_features=d, n_classes=c)
+        rng = np.random.default_rng(self.random_state)
+        self.features_ = RandomFourierFeatures(self.n_components, self.gamma,
+                                               int(rng.integers(2**63))).fit(X)
+        solution = svdd_centre(self.features_.transform(X), self.nu, tol=self.tol)
+        block = self._centre_block(relation)
+        b = self._vote_scale(relation)
+        with Ledger() as ledger:
+            noisy = block.release(solution.centre, rng=rng)  # type: ignore[union-attr]
+            centre = clip_to_ball(noisy, 1.0) if self.clip_centre else noisy
+            ends = descend(self.features_, centre, X, self.learning_rate, self.n_iter)
+            keys = self._cell_keys(ends)
+            uniq, cell_of = np.unique(keys, axis=0, return_inverse=True)
+            cell_of = cell_of.ravel()
+            votes = np.zeros((uniq.shape[0], c), dtype=np.int64)
+            np.add.at(votes, (cell_of, codes), 1)
+            if self.mode == "private":
+                labels = self._votes_block(relation, c).release(votes, rng=rng)
+            else:
+                from privkit.mechanisms import Laplace
+
+                noise_block = Laplace.for_epsilon(1.0 / b, sensitivity=Sensitivity(
+                    value=1.0, norm=Norm.L1, relation=Neighbouring.ADD_REMOVE))
+                labels = np.argmax(noise_block.release(votes.astype(float), rng=rng), axis=1)
+        if self.mode == "private":
+            keep = labels >= 0
+            r = self.r_max if self.r_max is not None else self.default_r
+            self.cells_ = 2.0 * r * uniq[keep].astype(np.float64)
+            self.cell_labels_ = labels[keep]
+            self.cell_keys_ = uniq[keep]
+        else:
+            kept = np.ones(uniq.shape[0], dtype=bool)
+            self.cell_keys_ = uniq
+            if self.r_max is None:
+                self.cells_ = uniq.astype(np.float64) * self.ep_tol
+            else:
+                self.cells_ = 2.0 * self.r_max * uniq.astype(np.float64)
+            self.cell_labels_ = labels[kept]
+            # the thesis releases the training EPs themselves, each with its cell's label
+            self.equilibria_ = ends
+            self.equilibrium_labels_ = labels[cell_of]
+        self.centre_ = centre
+        self.plan_ = plan
+        self.ledger_ = ledger
+        _e_c, d_c, _, d_v = self._budget()
+        if self.mode == "private":
+            self.guarantee_: Guarantee | None = account(plan, d_c + d_v)
+        else:
+            self.guarantee_ = None
+        self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
+        return self
+
+    # -- inference --------------------------------------------------------------------------
+
+    def _reference(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        if self.mode == "paper" and self.release == "equilibria":
+            return self.equilibria_, self.equilibrium_labels_
+        return self.cells_, self.cell_labels_
+
+    def predict(self, X: Any) -> NDArray[Any]:
+        from sklearn.utils.validation import check_is_fitted, validate_data
+
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        points, labels = self._reference()
+        if points.shape[0] == 0:  # nothing released: a constant (data-independent) answer
+            return np.full(X.shape[0], self.classes_[0])
+        if self.release == "support":
+            ends = descend(self.features_, self.centre_, X, self.learning_rate, self.n_iter)
+            keys = self._cell_keys(ends)
+            index = {tuple(k): i for i, k in enumerate(self.cell_keys_)}
+            hit = np.array([index.get(tuple(k), -1) for k in keys], dtype=np.int64)
+            out = np.empty(X.shape[0], dtype=np.int64)
+            found = hit >= 0
+            out[found] = self.cell_labels_[hit[found]]
+            if (~found).any():
+                out[~found] = self._knn(ends[~found], self.cells_, self.cell_labels_, 1)
+            return self.classes_[out]  # type: ignore[no-any-return]
+        return self.classes_[self._knn(X, points, labels, self.n_neighbors)]  # type: ignore[no-any-return]
+
+    def _knn(self, Q: NDArray[np.float64], P: NDArray[np.float64], labels: NDArray[np.int64],
+             k: int) -> NDArray[np.int64]:
+        k = min(k, P.shape[0])
+        out = np.empty(Q.shape[0], dtype=np.int64)
+        pp = (P * P).sum(1)
+        for start in range(0, Q.shape[0], 2048):
+            q = Q[start:start + 2048]
+            dist = pp[None, :] - 2.0 * q @ P.T
+            near = np.argpartition(dist, k - 1, axis=1)[:, :k] if k < P.shape[0] else \
+                np.tile(np.arange(P.shape[0]), (q.shape[0], 1))
+            votes = np.zeros((q.shape[0], self.classes_.size))
+            np.add.at(votes, (np.repeat(np.arange(q.shape[0]), near.shape[1]),
+                              labels[near].ravel()), 1.0)
+            out[start:start + 2048] = np.argmax(votes, axis=1)
+        return out
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+
+def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
+    """The private classifier's released label of one cube, on a worst-case pair.
+
+    REPLACE_ONE; 1-D data, 601 rows at the origin: 300 of class 0 and 301 of class 1 on D;
+    the neighbour relabels one class-1 row to class 0 (same point, so the SVDD centre is
+    identical and every change is in the votes: counts (300, 301) against (301, 300)). The
+    output is the released label of the cube at the origin (-1 if not released). The
+    centre is computed once; each draw runs the rest of the pipeline: noise on the centre,
+    the dynamics from every row, the cubes, the noisy counts, the threshold, the argmax.
+    """
+    from privkit.audits.pairs import NeighbouringPair
+    from privkit.audits.registry import AuditCase
+
+    model = EquilibriumPointClassifier(epsilon=epsilon, delta=delta, nu=0.05, gamma=1.0,
+                                       n_components=8, r_max=0.5, learning_rate=0.001,
+                                       n_iter=20, random_state=0)
+    relation = model._validate()
+    rows = np.zeros((601, 1))
+    first = np.column_stack([rows, np.r_[np.zeros(300), np.ones(301)]])
+    second = first.copy()
+    second[600, 1] = 0.0
+    rff = RandomFourierFeatures(8, 1.0, 0).fit(rows)
+    centre = svdd_centre(rff.transform(rows), model.nu, tol=model.tol).centre
+    block = model._centre_block(relation)
+    votes_block = model._votes_block(relation, 2)
+
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        data = np.asarray(data)
+        centres = block.simulate(centre, rng=rng, size=size)  # type: ignore[union-attr]
+        norms = np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1.0)
+        centres = centres / norms
+        # dynamics from the (identical) rows, one centre per draw
+        x = np.zeros((size, 1))
+        switch = math.floor(0.8 * model.n_iter)
+        for t in range(model.n_iter):
+            lr = model.learning_rate if t < switch else model.learning_rate / 5.0
+            proj = x @ rff.frequencies_.T
+            coef = (np.cos(proj) * centres[:, 4:] - np.sin(proj) * centres[:, :4])
+            x += 2.0 * lr * (coef @ rff.frequencies_) * math.sqrt(2.0 / 8)
+        same_cube = _cubes(x, 0.5)[:, 0] == 0
+        votes = np.array([[np.sum(data[:, 1] == 0), np.sum(data[:, 1] == 1)]])
+        labels = votes_block.simulate(votes, rng=rng, size=size)[:, 0]
+        return np.where(same_cube, labels, -1)
+
+    pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE)
+    guarantee = account(model.plan(n_samples=601, n_features=1, n_classes=2), delta)
+    return AuditCase(system, pair, float(guarantee.epsilon), delta, max_trials=None)
+
+
+def audit_case_paper(epsilon: float, delta: float = 1e-5) -> Any:
+    """The thesis' claim (``mode="paper"``, PureDP(epsilon)) on a pair that breaks it.
+
+    REPLACE_ONE; 1-D data: 40 rows at the origin and one row at 3 on D, at -3 on D'.
+    The paper-faithful model releases the training EPs; the output is whether a released
+    EP lies within 0.5 of 3. The row's end point moves by at most ``2 lr iters sup |grad|``
+    (far below 0.5), so the event has probability 1 on D and 0 on D': no finite epsilon.
+    Each draw runs the noise on the centre and the dynamics from the changed row.
+    """
+    from privkit.audits.pairs import NeighbouringPair
+    from privkit.audits.registry import AuditCase
+
+    model = EquilibriumPointClassifier(epsilon=epsilon, nu=0.05, gamma=1.0, n_components=8,
+                                       learning_rate=0.001, n_iter=20, mode="paper",
+                                       random_state=0)
+    relation = model._validate()
+    first = np.zeros((41, 1))
+    first[40, 0] = 3.0
+    second = first.copy()
+    second[40, 0] = -3.0
+    rff = RandomFourierFeatures(8, 1.0, 0).fit(first)
+    centres = {rows.tobytes(): svdd_centre(rff.transform(rows), model.nu).centre
+               for rows in (first, second)}
+    block = model._centre_block(relation)
+
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        rows = np.asarray(data, dtype=np.float64)
+        noisy = block.simulate(centres[rows.tobytes()], rng=rng,  # type: ignore[union-attr]
+                               size=size)
+        noisy = noisy / np.maximum(np.linalg.norm(noisy, axis=1, keepdims=True), 1.0)
+        x = np.full((size, 1), rows[40, 0])
+        switch = math.floor(0.8 * model.n_iter)
+        for t in range(model.n_iter):
+            lr = model.learning_rate if t < switch else model.learning_rate / 5.0
+            proj = x @ rff.frequencies_.T
+            coef = np.cos(proj) * noisy[:, 4:] - np.sin(proj) * noisy[:, :4]
+            x += 2.0 * lr * (coef @ rff.frequencies_) * math.sqrt(2.0 / 8)
+        return (np.abs(x[:, 0] - 3.0) < 0.5).astype(np.int64)
+
+    pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE)
+    return AuditCase(system, pair, epsilon, 0.0, max_trials=None)

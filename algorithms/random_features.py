@@ -1,0 +1,153 @@
+"""Random Fourier features for the RBF kernel (Rahimi, Recht 2007), with public randomness.
+
+The map is J. Park, "Differentially private multi-class classification using kernel
+supports and equilibrium points" (SNU master's thesis, 2022), eq. 4.5, which is Rahimi and
+Recht's "Random features for large-scale kernel machines" (NIPS 2007) with paired
+cosines and sines::
+
+    phi(x) = sqrt(2 / F) [cos(<w_1, x>), ..., cos(<w_{F/2}, x>),
+                          sin(<w_1, x>), ..., sin(<w_{F/2}, x>)],   w_j ~ N(0, 2 gamma I_d)
+
+so that ``E[phi(x) . phi(y)] = exp(-gamma ||x - y||^2)``. privkit stores the cosines first
+and the sines after them; eq. 4.5 interleaves them. The two differ by a fixed permutation
+of coordinates, which changes no norm, inner product or sensitivity.
+
+Privacy-relevant facts, used by the private algorithms built on this map:
+
+* the frequencies are drawn from ``random_state`` only, never from the data, so they are
+  public and may be released with a model;
+* ``||phi(x)||_2 = 1`` exactly for every x (``cos^2 + sin^2 = 1``): the public norm bound
+  :attr:`RandomFourierFeatures.norm_bound` is 1, with no clipping needed, and
+  ``||phi(x) - phi(y)||_2 <= 2``;
+* consequently ``||phi(x)||_1 <= sqrt(F)`` and ``||phi(x)||_inf <= sqrt(2 / F)``.
+
+.. versionadded:: 0.2.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from privkit import _validation as check
+
+__all__ = ["RandomFourierFeatures"]
+
+
+class RandomFourierFeatures:
+    """The random Fourier feature map of the RBF kernel ``exp(-gamma ||x - y||^2)``.
+
+    Parameters
+    ----------
+    n_components : int
+        F, the number of features; must be even (F/2 frequencies, each giving a cosine
+        and a sine).
+    gamma : float
+        The RBF kernel's parameter, > 0.
+    random_state : int, Generator or None
+        The only source of the frequencies. ``fit`` uses the data's number of columns and
+        nothing else of the data.
+
+    Attributes
+    ----------
+    frequencies_ : ndarray of shape (F/2, n_features)
+        The frequencies ``w_j``, i.i.d. ``N(0, 2 gamma I)``.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privkit.algorithms.random_features import RandomFourierFeatures
+    >>> rff = RandomFourierFeatures(n_components=400, gamma=0.5, random_state=0)
+    >>> Z = rff.fit_transform(np.zeros((3, 2)))
+    >>> Z.shape, bool(np.allclose(np.linalg.norm(Z, axis=1), 1.0))
+    ((3, 400), True)
+    """
+
+    #: ``sup_x ||phi(x)||_2``: exactly 1 for this map (eq. 4.5; kappa = 1 in Park 2022).
+    norm_bound: float = 1.0
+
+    def __init__(self, n_components: int = 400, gamma: float = 1.0,
+                 random_state: Any = None) -> None:
+        self.n_components = n_components
+        self.gamma = gamma
+        self.random_state = random_state
+
+    def _validate(self) -> None:
+        owner = type(self).__name__
+        f = check.positive_int("n_components", self.n_components, owner)
+        if f % 2:
+            raise check.fail("n_components", self.n_components, "an even integer >= 2", owner,
+                             "each frequency gives a cosine and a sine (Park 2022, eq. 4.5)")
+        check.positive_finite("gamma", self.gamma, owner)
+
+    def fit(self, X: Any, y: Any = None) -> RandomFourierFeatures:
+        """Draw the frequencies for data with ``X.shape[1]`` columns (public randomness)."""
+        self._validate()
+        d = np.asarray(X).shape[1] if np.ndim(X) == 2 else None
+        if d is None or d < 1:
+            raise check.fail("X", f"an array of shape {np.shape(X)}",
+                             "a 2-D array with at least one column", type(self).__name__)
+        rng = np.random.default_rng(self.random_state)
+        self.frequencies_: NDArray[np.float64] = rng.normal(
+            0.0, math.sqrt(2.0 * self.gamma), size=(self.n_components // 2, d))
+        self.n_features_in_ = d
+        return self
+
+    def _check_fitted(self, X: Any) -> NDArray[np.float64]:
+        if not hasattr(self, "frequencies_"):
+            from privkit.errors import InvalidParameterError
+
+            raise InvalidParameterError(
+                f"{type(self).__name__} is not fitted: call fit(X) first")
+        A = np.asarray(X, dtype=np.float64)
+        if A.ndim != 2 or A.shape[1] != self.n_features_in_:
+            raise check.fail("X", f"an array of shape {A.shape}",
+                             f"a 2-D array with {self.n_features_in_} columns",
+                             type(self).__name__)
+        return A
+
+    def projections(self, X: Any) -> NDArray[np.float64]:
+        """``X W^T``: the arguments ``<w_j, x>`` of the cosines and sines, shape (n, F/2)."""
+        A = self._check_fitted(X)
+        P: NDArray[np.float64] = A @ self.frequencies_.T
+        return P
+
+    def transform(self, X: Any) -> NDArray[np.float64]:
+        """``phi(X)``, shape (n, F); every row has L2 norm exactly 1."""
+        P = self.projections(X)
+        scale = math.sqrt(2.0 / self.n_components)
+        out: NDArray[np.float64] = np.empty((P.shape[0], self.n_components))
+        half = self.n_components // 2
+        np.cos(P, out=out[:, :half])
+        np.sin(P, out=out[:, half:])
+        out *= scale
+        return out
+
+    def fit_transform(self, X: Any, y: Any = None) -> NDArray[np.float64]:
+        return self.fit(X).transform(X)
+
+    def inner_gradient(self, X: Any, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The gradient in x of ``phi(x) . weights`` at every row of X, shape (n, d).
+
+        ``d/dx [cos(<w, x>) c + sin(<w, x>) s] = (-sin(<w, x>) c + cos(<w, x>) s) w``;
+        vectorised over rows. Used by the equilibrium-point dynamics (Park 2022, eq. 5.2).
+        """
+        P = self.projections(X)
+        half = self.n_components // 2
+        c, s = weights[:half], weights[half:]
+        coef = np.cos(P) * s - np.sin(P) * c
+        grad: NDArray[np.float64] = (coef @ self.frequencies_) * math.sqrt(
+            2.0 / self.n_components)
+        return grad
+
+    def kernel(self, X: Any, Y: Any) -> NDArray[np.float64]:
+        """The exact RBF kernel ``exp(-gamma ||x - y||^2)`` that the features approximate."""
+        A = np.asarray(X, dtype=np.float64)
+        B = np.asarray(Y, dtype=np.float64)
+        sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+        out: NDArray[np.float64] = np.exp(-self.gamma * np.maximum(sq, 0.0))
+        return out

@@ -1,0 +1,118 @@
+"""SVDD on random features and private SVDD (Park 2022, section 4)."""
+
+import numpy as np
+import pytest
+
+from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd import (
+    PrivateSVDD,
+    _project_capped_simplex,
+    audit_case,
+    centre_sensitivity,
+    svdd_centre,
+)
+from privkit.errors import InvalidParameterError
+from privkit.neighbouring import Neighbouring, Norm
+
+
+@pytest.mark.parametrize(("n", "nu", "seed"), [(30, 0.1, 0), (80, 0.05, 1), (40, 0.025, 2),
+                                               (12, 0.5, 3)])
+def test_centre_agrees_with_cvxpy(n, nu, seed):
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    X[: n // 3] += 3
+    P = RandomFourierFeatures(40, 1.0, random_state=seed).fit_transform(X)
+    ours = svdd_centre(P, nu)
+    b = cp.Variable(n)
+    # the dual (4.2) as written, with its linear term sum_j beta_j K(x_j, x_j)
+    K = P @ P.T
+    obj = cp.Maximize(np.diag(K) @ b - cp.sum_squares(P.T @ b))
+    cp.Problem(obj, [b >= 0, b <= nu, cp.sum(b) == 1]).solve(solver=cp.CLARABEL)
+    assert np.abs(P.T @ b.value - ours.centre).max() < 1e-5
+    assert ours.gap <= 1e-8
+
+
+def test_projection_onto_capped_simplex_matches_cvxpy():
+    cp = pytest.importorskip("cvxpy")
+    v = np.random.default_rng(0).normal(size=15)
+    b = cp.Variable(15)
+    cp.Problem(cp.Minimize(cp.sum_squares(b - v)), [b >= 0, b <= 0.2, cp.sum(b) == 1]).solve()
+    assert np.allclose(_project_capped_simplex(v, 0.2), b.value, atol=1e-6)
+
+
+def test_sensitivity_bound_is_attained():
+    """n = 1/nu: every weight is nu; replacing a row by its negative moves the centre by
+    exactly 2 nu (the declared L2 bound without the solver term)."""
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(4, 6))
+    P /= np.linalg.norm(P, axis=1, keepdims=True)
+    Q = P.copy()
+    Q[0] = -P[0]
+    move = np.linalg.norm(svdd_centre(P, 0.25).centre - svdd_centre(Q, 0.25).centre)
+    assert move == pytest.approx(0.5, abs=1e-9)
+    assert move <= centre_sensitivity(0.25, norm=Norm.L2).value
+
+
+@pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
+def test_sensitivity_search_does_not_exceed_declared(relation):
+    from privkit.audits.sensitivity import check_sensitivity
+
+    rff = RandomFourierFeatures(16, 2.0, random_state=0).fit(np.zeros((1, 2)))
+    nu = 0.1
+
+    def centre(data):
+        return svdd_centre(rff.transform(data), nu).centre
+
+    declared = centre_sensitivity(nu, norm=Norm.L2, relation=relation, n_components=16)
+    result = check_sensitivity(centre, declared, record_low=[-2.0, -2.0],
+                               record_high=[2.0, 2.0], n_records=12, trials=150,
+                               search_examples=20, rng=0)
+    assert not result.violation
+    assert result.largest > 0.2 * declared.value  # the search does move the centre
+
+
+def test_l1_bound_is_sqrt_f_times_l2_and_paper_figure():
+    s2 = centre_sensitivity(0.05, norm=Norm.L2, n_components=400)
+    s1 = centre_sensitivity(0.05, norm=Norm.L1, n_components=400)
+    assert s1.value == pytest.approx(20 * s2.value)
+    paper = centre_sensitivity(0.05, norm=Norm.L1, n_components=400, paper=True)
+    assert paper.value == pytest.approx(2 * 0.05 * 20)  # Corollary 4.2: 2 C kappa sqrt(F)/n
+    assert s1.relation is Neighbouring.REPLACE_ONE
+
+
+def test_private_svdd_accounting_and_clipping():
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    m = PrivateSVDD(epsilon=0.5, nu=0.1, n_components=20, random_state=0).fit(X)
+    assert np.linalg.norm(m.centre_) <= 1.0 + 1e-12
+    assert m.guarantee_.epsilon == pytest.approx(0.5)
+    assert m.ledger_.compare(m.plan_).matches
+    g = PrivateSVDD(epsilon=0.5, delta=1e-5, noise="gaussian", nu=0.1, n_components=20,
+                    random_state=0).fit(X)
+    assert g.guarantee_.delta == 1e-5
+
+
+def test_gaussian_needs_far_less_noise_than_coordinate_laplace():
+    lap = PrivateSVDD(epsilon=1.0, nu=0.01).plan(n_samples=1000, n_features=2)
+    gau = PrivateSVDD(epsilon=1.0, delta=1e-5, noise="gaussian", nu=0.01).plan(
+        n_samples=1000, n_features=2)
+    from privkit.algorithms.svdd import noise_scale
+
+    lap_norm = np.sqrt(2 * 400) * noise_scale(lap)   # E||z||^2 = 2 F b^2
+    gau_norm = np.sqrt(400) * noise_scale(gau)
+    assert gau_norm < lap_norm / 4
+
+
+def test_infeasible_nu_refused():
+    with pytest.raises(InvalidParameterError, match="nu"):
+        svdd_centre(np.eye(4), 0.1)
+
+
+@pytest.mark.slow
+def test_audit_case_certifies_a_bound_below_the_claim():
+    from privkit.audits import audit
+
+    case = audit_case(2.0)
+    result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
+                   trials=100_000, rng=0)
+    assert 0 < result.lower_bound <= case.epsilon

@@ -1,0 +1,59 @@
+"""SVM WEIGHT / OUTPUT / SEMI baselines (Park 2022, section 6.3)."""
+
+import numpy as np
+import pytest
+
+from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.svm_baselines import (
+    SVMOutputClassifier,
+    SVMSemiClassifier,
+    SVMWeightClassifier,
+    hinge_svm,
+)
+
+
+def _data(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    return np.array([[0, 0], [3, 0], [0, 3]])[y] + rng.normal(0, 0.5, (n, 2)), y
+
+
+def test_hinge_svm_matches_cvxpy():
+    cp = pytest.importorskip("cvxpy")
+    X, y = _data(60)
+    P = RandomFourierFeatures(20, 1.0, random_state=0).fit_transform(X)
+    s = np.where(y == 0, 1.0, -1.0)
+    w = cp.Variable(20)
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + 0.05 * cp.sum(cp.pos(1 - cp.multiply(
+        s, P @ w))))).solve()
+    assert np.abs(hinge_svm(P, s, 0.05) - w.value).max() < 1e-3
+
+
+def test_weight_sensitivity_is_rubinstein_and_budget_split():
+    clf = SVMWeightClassifier(epsilon=3.0, nu=0.05, n_components=400)
+    plan = clf.plan(n_samples=100, n_features=2, n_classes=3)
+    assert plan.count == 3
+    assert plan.block.sensitivity.value == pytest.approx(4 * 0.05 * 20)
+    X, y = _data()
+    fitted = SVMWeightClassifier(epsilon=3.0, nu=0.05, n_components=50, random_state=0).fit(X, y)
+    assert fitted.guarantee_.epsilon == pytest.approx(3.0)
+    assert fitted.ledger_.compare(fitted.plan_).matches
+
+
+def test_output_per_query_composes():
+    X, y = _data()
+    clf = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_components=50, accounting="per_query",
+                              random_state=0).fit(X, y)
+    clf.predict(X[:10])
+    assert clf.guarantee_.epsilon == pytest.approx(10.0)  # 10 queries, epsilon each
+    batch = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_components=50, random_state=0).fit(X, y)
+    batch.predict(X[:10])
+    assert batch.guarantee_.epsilon == pytest.approx(1.0)
+
+
+def test_semi_uses_delta_one_over_n_and_is_accurate_at_large_epsilon():
+    X, y = _data()
+    clf = SVMSemiClassifier(epsilon=100.0, nu=0.05, n_components=50, random_state=0)
+    clf.fit(X[:150], y[:150], Z=X[150:])
+    assert clf.guarantee_.delta == pytest.approx(1 / 150)
+    assert np.mean(clf.predict(X[150:]) == y[150:]) > 0.8
