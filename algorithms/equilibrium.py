@@ -66,6 +66,7 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from privkit import _validation as check
+from privkit.accountants import tightest
 from privkit.guarantees import Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.mechanisms import StabilityHistogram
@@ -73,7 +74,7 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
 from .random_features import RandomFourierFeatures
-from .svdd import account, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
+from .svdd import centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
 
 __all__ = [
     "EquilibriumPointClassifier",
@@ -319,7 +320,7 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         self.ledger_ = ledger
         _e_c, d_c, _, d_v = self._budget()
         if self.mode == "private":
-            self.guarantee_: Guarantee | None = account(plan, d_c + d_v)
+            self.guarantee_: Guarantee | None = tightest(plan, delta=d_c + d_v).guarantee
         else:
             self.guarantee_ = None
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
@@ -350,8 +351,8 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
             out[found] = self.cell_labels_[hit[found]]
             if (~found).any():
                 out[~found] = self._knn(ends[~found], self.cells_, self.cell_labels_, 1)
-            return self.classes_[out]  # type: ignore[no-any-return]
-        return self.classes_[self._knn(X, points, labels, self.n_neighbors)]  # type: ignore[no-any-return]
+            return self.classes_[out]
+        return self.classes_[self._knn(X, points, labels, self.n_neighbors)]
 
     def _knn(self, Q: NDArray[np.float64], P: NDArray[np.float64], labels: NDArray[np.int64],
              k: int) -> NDArray[np.int64]:
@@ -420,8 +421,9 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
         return np.where(same_cube, labels, -1)
 
     pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE)
-    guarantee = account(model.plan(n_samples=601, n_features=1, n_classes=2), delta)
-    return AuditCase(system, pair, float(guarantee.epsilon), delta, max_trials=None)
+    plan = model.plan(n_samples=601, n_features=1, n_classes=2)
+    guarantee = tightest(plan, delta=delta).guarantee
+    return AuditCase(system, pair, guarantee.epsilon_at(delta), delta, max_trials=None)
 
 
 def audit_case_paper(epsilon: float, delta: float = 1e-5) -> Any:

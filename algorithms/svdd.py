@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
+from privkit.accountants import tightest
 from privkit.guarantees import Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
@@ -348,17 +349,6 @@ def noise_scale(block: Any) -> float:
     raise AttributeError(f"{block!r} has no noise scale")
 
 
-def account(plan: Block, delta: float) -> Guarantee:
-    """privkit's certified guarantee for ``plan``: PureDP when every block is pure and
-    ``delta == 0``, else ApproxDP at ``delta`` from :func:`privkit.tightest`."""
-    from privkit import ApproxDP, tightest
-
-    result = tightest(plan, delta=delta)
-    if delta == 0.0:
-        return PureDP(epsilon=float(result.epsilon))
-    return ApproxDP(epsilon=float(result.epsilon), delta=delta)
-
-
 def clip_to_ball(v: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
     """Project onto the L2 ball of the public radius (post-processing, Theorem 4.3)."""
     norm = float(np.linalg.norm(v))
@@ -474,7 +464,8 @@ class PrivateSVDD:
         self.plan_ = PostProcess(block, "clip the centre to the unit ball (Theorem 4.3)")
         self.ledger_ = ledger
         self.sensitivity_ = self.sensitivity()
-        self.guarantee_ = account(block, self.delta if self.noise == "gaussian" else 0.0)
+        delta = self.delta if self.noise == "gaussian" else 0.0
+        self.guarantee_ = tightest(block, delta=delta).guarantee
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
         self.n_features_in_ = d
         return self

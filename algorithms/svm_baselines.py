@@ -40,13 +40,13 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from privkit import _validation as check
-from privkit.guarantees import Guarantee, PureDP
+from privkit.accountants import tightest
+from privkit.guarantees import ApproxDP, Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Repeat
 
 from .random_features import RandomFourierFeatures
-from .svdd import account
 
 __all__ = ["SVMOutputClassifier", "SVMSemiClassifier", "SVMWeightClassifier", "hinge_svm"]
 
@@ -134,7 +134,7 @@ class SVMWeightClassifier(_OvR):
         with Ledger() as ledger:
             self.coef_ = np.array([block.release(w, rng=self._rng) for w in W])
         self.plan_, self.ledger_ = plan, ledger
-        self.guarantee_: Guarantee = account(plan, 0.0)
+        self.guarantee_: Guarantee = tightest(plan, delta=0.0).guarantee
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
         return self
 
@@ -194,7 +194,7 @@ class SVMOutputClassifier(_OvR):
             else:
                 noisy = plan.release(scores, rng=self._rng)  # type: ignore[union-attr]
         self.plan_, self.ledger_ = plan, ledger
-        self.guarantee_: Guarantee = account(plan, 0.0)
+        self.guarantee_: Guarantee = tightest(plan, delta=0.0).guarantee
         return self._labels(noisy)
 
 
@@ -236,8 +236,8 @@ class SVMSemiClassifier(_OvR):
         self.coef_ = np.linalg.lstsq(PZ, noisy.T, rcond=None)[0].T
         delta = self.delta if self.delta is not None else 1.0 / len(X)
         self.plan_, self.ledger_ = plan, ledger
-        self.guarantee_: Guarantee = account(plan, delta)
-        self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
+        self.guarantee_: Guarantee = tightest(plan, delta=delta).guarantee
+        self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=delta)
         return self
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:

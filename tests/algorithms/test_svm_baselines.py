@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from privkit import ApproxDP
 from privkit.algorithms.random_features import RandomFourierFeatures
 from privkit.algorithms.svm_baselines import (
     SVMOutputClassifier,
@@ -36,7 +37,7 @@ def test_weight_sensitivity_is_rubinstein_and_budget_split():
     assert plan.block.sensitivity.value == pytest.approx(4 * 0.05 * 20)
     X, y = _data()
     fitted = SVMWeightClassifier(epsilon=3.0, nu=0.05, n_components=50, random_state=0).fit(X, y)
-    assert fitted.guarantee_.epsilon == pytest.approx(3.0)
+    assert fitted.guarantee_.epsilon_at(0.0) == pytest.approx(3.0)
     assert fitted.ledger_.compare(fitted.plan_).matches
 
 
@@ -45,15 +46,16 @@ def test_output_per_query_composes():
     clf = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_components=50, accounting="per_query",
                               random_state=0).fit(X, y)
     clf.predict(X[:10])
-    assert clf.guarantee_.epsilon == pytest.approx(10.0)  # 10 queries, epsilon each
+    assert clf.guarantee_.epsilon_at(0.0) == pytest.approx(10.0)  # 10 queries, epsilon each
     batch = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_components=50, random_state=0).fit(X, y)
     batch.predict(X[:10])
-    assert batch.guarantee_.epsilon == pytest.approx(1.0)
+    assert batch.guarantee_.epsilon_at(0.0) == pytest.approx(1.0)
 
 
 def test_semi_uses_delta_one_over_n_and_is_accurate_at_large_epsilon():
     X, y = _data()
     clf = SVMSemiClassifier(epsilon=100.0, nu=0.05, n_components=50, random_state=0)
     clf.fit(X[:150], y[:150], Z=X[150:])
-    assert clf.guarantee_.delta == pytest.approx(1 / 150)
+    assert clf.guarantee_.epsilon_at(1 / 150) <= 100.0 * (1 + 1e-9)
+    assert clf.paper_claim_ == ApproxDP(epsilon=100.0, delta=1 / 150)
     assert np.mean(clf.predict(X[150:]) == y[150:]) > 0.8
