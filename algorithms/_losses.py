@@ -28,7 +28,8 @@ class MarginLoss:
         if self.name == "logistic":
             out: NDArray[np.float64] = np.logaddexp(0.0, -z)
             return out
-        # seed 003 eq. (3): 0 above 1 + h, (1 + h - z)^2 / (4h) within h of 1, 1 - z below
+        # van der Reijden 2019 eq. (3): 0 above 1 + h, (1 + h - z)^2 / (4h) within h of 1,
+        # 1 - z below
         u = 1.0 - z
         return np.where(u < -self.h, 0.0,
                         np.where(u > self.h, u, (u + self.h) ** 2 / (4.0 * self.h)))
@@ -39,3 +40,11 @@ class MarginLoss:
             return out
         u = 1.0 - z
         return np.where(u < -self.h, 0.0, np.where(u > self.h, -1.0, -(u + self.h) / (2 * self.h)))
+
+    def second_derivative(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The second derivative (Huber: ``1/(2h)`` within h of the hinge, else 0)."""
+        if self.name == "logistic":
+            p = 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
+            out: NDArray[np.float64] = p * (1.0 - p)
+            return out
+        return np.where(np.abs(1.0 - z) <= self.h, 1.0 / (2.0 * self.h), 0.0)

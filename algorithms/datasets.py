@@ -28,32 +28,63 @@ def load_csv(path: str | Path) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     return table[:, :-1], table[:, -1].astype(np.int64)
 
 
+#: Adult's columns (UCI ``adult.names``) in file order, and the public bounds privkit
+#: scales the numeric ones by. They come from the census schema, not from the rows: ages
+#: are 17..90 (90 is the Current Population Survey's top code), ``education_num`` is
+#: 1..16 (the 16 education levels), ``capital_gain`` is top-coded at 99,999 and
+#: ``hours_per_week`` at 99; ``fnlwgt`` (a survey weight) and ``capital_loss`` have no
+#: documented top code, so privkit declares 1,500,000 and 5,000 and clips above them.
+ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education_num",
+                 "marital_status", "occupation", "relationship", "race", "sex",
+                 "capital_gain", "capital_loss", "hours_per_week", "native_country")
+ADULT_NUMERIC_BOUNDS = {"age": (17.0, 90.0), "fnlwgt": (0.0, 1_500_000.0),
+                        "education_num": (1.0, 16.0), "capital_gain": (0.0, 99_999.0),
+                        "capital_loss": (0.0, 5_000.0), "hours_per_week": (1.0, 99.0)}
+#: Numbers of levels of the categorical columns (``category_codes.json`` of the shared
+#: data folder: codes are assigned in sorted order of the schema's values).
+ADULT_LEVELS = {"workclass": 8, "education": 16, "marital_status": 7, "occupation": 14,
+                "relationship": 6, "race": 5, "sex": 2, "native_country": 41}
+
+
 def load_adult(folder: str | Path) -> tuple[NDArray[np.float64], NDArray[np.int64],
                                              NDArray[np.float64], NDArray[np.int64]]:
-    """Adult as in seed 003 (van der Reijden 2019): rows without missing values (code -1),
-    categorical columns one-hot encoded over train and test together (a public schema),
-    numeric columns divided by their public maximum over the schema's range, then every
-    row divided by the largest row norm so that rows have norm at most 1.
-    Returns ``X_train, y_train, X_test, y_test``.
+    """Adult as in van der Reijden 2019, scaled by public bounds only.
+
+    Rows without missing values (code -1) are kept; each numeric column is mapped from
+    its public range (:data:`ADULT_NUMERIC_BOUNDS`) onto [0, 1], values outside clipped
+    (:class:`~privkit.algorithms.preprocessing.PublicRangeScaler`); each categorical
+    column is one-hot encoded over its public levels (:data:`ADULT_LEVELS`); every row
+    is then divided by the public bound ``sqrt(6 + 8)`` on its norm (six numeric
+    features in [0, 1] and eight indicators with one 1 each), so rows have norm at most
+    1. No statistic of the data is used. Returns ``X_train, y_train, X_test, y_test``.
+
+    .. versionchanged:: 0.2.0
+       Public bounds replace the data's maxima and largest row norm.
     """
+    import warnings
+
+    from .preprocessing import ClippedValuesWarning, PublicOneHotEncoder, PublicRangeScaler
+
     root = Path(folder)
     X_train, y_train = load_csv(root / "adult-train.csv.gz")
     X_test, y_test = load_csv(root / "adult-test.csv.gz")
-    categorical = [1, 3, 5, 6, 7, 8, 9, 13]  # workclass ... native_country (see README)
+    numeric = [ADULT_COLUMNS.index(c) for c in ADULT_NUMERIC_BOUNDS]
+    categorical = [ADULT_COLUMNS.index(c) for c in ADULT_LEVELS]
     keep_train = ~np.any(X_train[:, categorical] < 0, axis=1)
     keep_test = ~np.any(X_test[:, categorical] < 0, axis=1)
     X_train, y_train = X_train[keep_train], y_train[keep_train]
     X_test, y_test = X_test[keep_test], y_test[keep_test]
-    numeric = [i for i in range(X_train.shape[1]) if i not in categorical]
-    scale = np.maximum(np.abs(np.concatenate([X_train, X_test])[:, numeric]).max(axis=0), 1e-12)
+    bounds = np.array(list(ADULT_NUMERIC_BOUNDS.values()))
+    scaler = PublicRangeScaler(bounds[:, 0], bounds[:, 1])
+    encoder = PublicOneHotEncoder(list(ADULT_LEVELS.values()))
+    norm_bound = float(np.sqrt(len(numeric) + len(categorical)))
 
     def encode(X: NDArray[np.float64]) -> NDArray[np.float64]:
-        parts = [X[:, numeric] / scale]
-        for c in categorical:
-            levels = int(max(X_train[:, c].max(), X_test[:, c].max())) + 1
-            parts.append(np.eye(levels)[X[:, c].astype(int)])
-        return np.hstack(parts)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClippedValuesWarning)  # clipping is documented
+            numbers = scaler.fit_transform(X[:, numeric])
+        out: NDArray[np.float64] = np.hstack(
+            [numbers, encoder.fit_transform(X[:, categorical])]) / norm_bound
+        return out
 
-    E_train, E_test = encode(X_train), encode(X_test)
-    top = float(np.linalg.norm(E_train, axis=1).max())
-    return E_train / top, y_train, E_test / top, y_test
+    return encode(X_train), y_train, encode(X_test), y_test

@@ -143,7 +143,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
                         margin = sb * model(xb)
                         if self.loss == "hinge":
                             per_example = torch.clamp(1 - margin, min=0)
-                        else:  # Chaudhuri et al.'s Huber hinge (seed 003 eq. 3, corrected)
+                        else:  # Chaudhuri et al.'s Huber hinge (corrected eq. 3 of van der Reijden)
                             u = 1 - margin
                             per_example = torch.where(
                                 u < -h, torch.zeros_like(u),

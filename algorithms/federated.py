@@ -1,4 +1,4 @@
-"""FedDPDR-DPML: federated private PCA and SVMs with weighted averaging (seed 004 Alg. 1).
+"""FedDPDR-DPML: federated private PCA and SVMs with weighted averaging (Wang et al. 2024 Alg. 1).
 
 The protocol is written against two small roles, :class:`Participant` (holds its data
 and releases only differentially private objects) and :class:`Server` (aggregates what
@@ -22,10 +22,11 @@ from privkit import _validation as check
 from privkit.accountants import tightest
 from privkit.guarantees import ApproxDP, Guarantee
 from privkit.ledger import Ledger
-from privkit.plan import Block, Parallel, Sequential
+from privkit.plan import Block, Parallel
 
-from .erm import ObjectivePerturbationClassifier, clipped_rows, labels_from_scores
-from .pca import ReducedDimensionSVM, pca_block, private_subspace
+from ._bounds import clipped_rows, warn_if_preprocessed
+from .erm import ObjectivePerturbationClassifier, labels_from_scores
+from .pca import ReducedDimensionSVM, pca_block, private_subspace, spend
 
 __all__ = ["FedDPDRDPMLClassifier", "Participant", "Server"]
 
@@ -49,7 +50,8 @@ class Participant:
 
     def private_model(self, subspace: NDArray[np.float64], classes: NDArray[Any],
                       classifier: ObjectivePerturbationClassifier) -> NDArray[np.float64]:
-        """DPDR-DPML (Algorithm 3) on the local rows projected on the global subspace."""
+        """DPDR-DPML (Algorithm 3) on the local rows projected on the global subspace:
+        the private ``[coef | intercept]``, one row per binary problem."""
         own = np.unique(self.labels)
         if not np.array_equal(own, classes):
             raise check.fail("labels", f"classes {own.tolist()}",
@@ -58,12 +60,12 @@ class Participant:
                              "each participant needs examples of every class")
         clf = classifier.set_params(random_state=self.rng)
         clf.fit(self.rows @ subspace, self.labels)
-        coef: NDArray[np.float64] = clf.coef_
-        return coef
+        model: NDArray[np.float64] = np.hstack([clf.coef_, clf.intercept_[:, None]])
+        return model
 
 
 class Server:
-    """Weighted averaging by data size (seed 004, Section 4.1: ``w_i = n_i / sum n``)."""
+    """Weighted averaging by data size (Wang et al. 2024, Section 4.1: ``w_i = n_i / sum n``)."""
 
     @staticmethod
     def average(releases: list[NDArray[np.float64]], sizes: list[int]) -> NDArray[np.float64]:
@@ -87,7 +89,7 @@ class Server:
 
 
 class FedDPDRDPMLClassifier(ReducedDimensionSVM):
-    """FedDPDR-DPML (seed 004, Algorithm 1).
+    """FedDPDR-DPML (Wang et al. 2024, Algorithm 1).
 
     ``fit(X, y, participant=ids)``: rows with the same id belong to one participant.
     Phase 1: each participant releases a private subspace (epsilon1 = ``pca_share`` x
@@ -101,7 +103,7 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
     participant's guarantee is ``participant_guarantees_``, and ``paper_claim_`` is
     Theorem 4.3's ``(epsilon1 + epsilon2, delta)``.
 
-    Parameters are those of :class:`~privkit.algorithms.DPDRDPMLClassifier` (seed 004's
+    Parameters are those of :class:`~privkit.algorithms.DPDRDPMLClassifier` (Wang et al.'s
     defaults: epsilon 0.1, delta 1e-4, k 20, lambda 0.01).
 
     .. versionadded:: 0.1.0
@@ -112,22 +114,20 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         """The federation's plan; ``n_samples`` is the participants' sizes (one int: one
         participant)."""
         participant_sizes = [n_samples] if isinstance(n_samples, int) else list(n_samples)
-        eps1, eps2 = self._budget()
-        k = check.positive_int("n_components", self.n_components, type(self).__name__)
         check.positive_int("n_features", n_features, "plan")
-        parts = [Sequential(pca_block(eps1, self.delta, self.calibration),
-                            self._classifier(eps2).plan(n_samples=n, n_features=k,
-                                                        n_classes=n_classes))
+        parts = [self._part_plan(n, n_classes, *self._budget(n, n_classes))
                  for n in participant_sizes]
         return parts[0] if len(parts) == 1 else Parallel(*parts)
 
-    def fit(self, X: Any, y: Any, participant: Any = None) -> FedDPDRDPMLClassifier:
+    def fit(self, X: Any, y: Any, participant: Any = None,
+            budget_filter: Any = None) -> FedDPDRDPMLClassifier:
+        """Fit; ``budget_filter`` is charged the federation's plan before anything runs."""
         X, y = validate_data(self, X, y, dtype=np.float64)
+        warn_if_preprocessed(self)
         ids = np.zeros(len(y), dtype=int) if participant is None else np.asarray(participant)
         if ids.shape != (len(y),):
             raise check.fail("participant", f"shape {ids.shape}", f"one id per row ({len(y)})",
                              type(self).__name__)
-        eps1, eps2 = self._budget()
         k = check.positive_int("n_components", self.n_components, type(self).__name__)
         Z = clipped_rows(X, self.row_norm_bound, owner=type(self).__name__)
         self.classes_ = np.unique(y)
@@ -136,16 +136,19 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         members = [Participant(rows=Z[ids == p], labels=y[ids == p], rng=g)
                    for p, g in zip(names, streams, strict=True)]
         sizes = [m.size for m in members]
-        with Ledger() as ledger:
-            subspaces = [m.private_subspace(eps1, self.delta, k, self.calibration)
-                         for m in members]
-            self.components_ = Server.average_subspaces(subspaces, sizes).T
-            models = [m.private_model(self.components_.T, self.classes_, self._classifier(eps2))
-                      for m in members]
-        self.coef_ = Server.average(models, sizes)
-        self.participants_ = names
+        budgets = [self._budget(n, self.classes_.size) for n in sizes]
         self.plan_ = self.plan(n_samples=sizes, n_features=X.shape[1],
                                n_classes=self.classes_.size)
+        spend(budget_filter, self.plan_, self.delta)
+        with Ledger() as ledger:
+            subspaces = [m.private_subspace(e1, self.delta, k, self.calibration)
+                         for m, (e1, _) in zip(members, budgets, strict=True)]
+            self.components_ = Server.average_subspaces(subspaces, sizes).T
+            models = [m.private_model(self.components_.T, self.classes_, self._classifier(e2))
+                      for m, (_, e2) in zip(members, budgets, strict=True)]
+        averaged = Server.average(models, sizes)
+        self.coef_, self.intercept_ = averaged[:, :-1], averaged[:, -1]
+        self.participants_ = names
         self.ledger_ = ledger
         self.guarantee_: Guarantee = tightest(self.plan_, delta=self.delta).guarantee
         parts = self.plan_.parts if isinstance(self.plan_, Parallel) else (self.plan_,)
@@ -156,7 +159,8 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
     def decision_function(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores: NDArray[np.float64] = (X / self.row_norm_bound) @ self.components_.T @ self.coef_.T
+        scores: NDArray[np.float64] = ((X / self.row_norm_bound) @ self.components_.T
+                                       @ self.coef_.T + self.intercept_)
         return scores[:, 0] if self.coef_.shape[0] == 1 else scores
 
     def predict(self, X: Any) -> NDArray[Any]:

@@ -91,7 +91,7 @@ def solve_lp_svm(X: NDArray[np.float64], y: NDArray[np.float64], C: float = 1.0
 def paper_step_epsilon(epsilon: float, n_iterations: int, delta: float) -> float:
     """The thesis's per-step budget, Algorithm 3 with its Theorem 1:
     ``eps' = eps / sqrt(8 T log(1/delta))`` (the inverse of
-    :func:`privkit.composition.seed003_epsilon`)."""
+    :func:`privkit.composition.reijden_composition_epsilon`)."""
     owner = "paper_step_epsilon"
     eps = check.positive_finite("epsilon", epsilon, owner)
     steps = check.positive_int("n_iterations", n_iterations, owner)
@@ -170,7 +170,7 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
 
     **What the thesis claims, and what privkit finds.** The thesis sets
     ``eps' = eps / sqrt(8 T log(1/delta))`` (its Theorem 1, a simplification of Dwork,
-    Rothblum, Vadhan 2010; :func:`privkit.composition.seed003_epsilon`) and claims
+    Rothblum, Vadhan 2010; :func:`privkit.composition.reijden_composition_epsilon`) and claims
     (eps, delta) for Algorithm 3; but OPT comes from Algorithm 2, run at its own epsilon,
     which the claim leaves out. With ``accounting="paper"`` privkit runs exactly that
     (Algorithm 2 at ``epsilon``, the T steps at the thesis's eps') and ``guarantee_`` is
@@ -264,7 +264,7 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     def _opt_model(self, opt_epsilon: float) -> ObjectivePerturbationClassifier:
         return ObjectivePerturbationClassifier(
             epsilon=opt_epsilon, loss="huber", huber_h=self.huber_h,
-            regularization=self.regularization, row_norm_bound=1.0)
+            regularization=self.regularization, row_norm_bound=1.0, fit_intercept=False)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """The blocks ``fit`` will run, before any data is seen.

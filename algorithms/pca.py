@@ -1,6 +1,6 @@
 """Private PCA by Gaussian noise on the second-moment matrix, and DPDR-DPML.
 
-Seed 004 (Wang et al. 2024): Algorithm 2 ("DPDR") and Algorithm 3 ("DPDR-DPML").
+Wang et al. 2024: Algorithm 2 ("DPDR") and Algorithm 3 ("DPDR-DPML").
 
 .. versionadded:: 0.1.0
 """
@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privkit import _validation as check
@@ -22,18 +23,61 @@ from privkit.mechanisms import AnalyzeGauss
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Sequential
 
-from .erm import ObjectivePerturbationClassifier, clipped_rows
+from ._bounds import clipped_rows, warn_if_preprocessed
+from .erm import ObjectivePerturbationClassifier
 
 __all__ = ["DPPCA", "DPDRDPMLClassifier", "private_subspace"]
 
 R = Neighbouring.REPLACE_ONE
 
 
+def spend(budget_filter: Any, plan: Block, delta: float) -> None:
+    """Charge ``plan`` to ``budget_filter`` (if any) before anything runs: with the
+    basic rule the plan declares its ``delta``; a zCDP filter charges its own rho."""
+    if budget_filter is None:
+        return
+    if budget_filter.accountant == "basic":
+        budget_filter.spend(plan, delta=delta)
+    else:
+        budget_filter.spend(plan)
+
+
+def calibrated_shares(epsilon: float, delta: float, share: float,
+                      plan_for: Any) -> tuple[float, float]:
+    """(epsilon1, epsilon2) in the ratio ``share : 1 - share``, scaled up by the largest
+    factor s >= 1 for which privkit's tightest accountant certifies the composed plan
+    ``plan_for(s share epsilon, s (1 - share) epsilon)`` at (epsilon, delta), to a
+    relative 1e-4 below the budget (bisection; the certified epsilon grows with s).
+
+    Wang et al. 2024 (Theorem 4.3) adds epsilon1 + epsilon2 by basic composition; composing the
+    Gaussian PCA block's profile with the classifier's is tighter, so the same budget
+    buys less noise."""
+    def spent(s: float) -> float:
+        return float(tightest(plan_for(s * share * epsilon, s * (1 - share) * epsilon),
+                              delta=delta).epsilon)
+
+    lo, hi = 1.0, 1.0
+    if spent(1.0) > epsilon * (1 + 1e-9):
+        return share * epsilon, (1 - share) * epsilon  # cannot happen: basic composition
+    while spent(hi * 2.0) <= epsilon:
+        hi *= 2.0
+        if hi > 1e6:
+            break
+    lo, hi = hi, hi * 2.0
+    while hi - lo > 1e-5 * lo:
+        mid = 0.5 * (lo + hi)
+        if spent(mid) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo * share * epsilon, lo * (1 - share) * epsilon
+
+
 def pca_block(epsilon: float, delta: float, calibration: str) -> AnalyzeGauss:
     """The Analyze Gauss block of DPDR under REPLACE_ONE, rows of norm at most 1.
 
     ``calibration="analytic"`` is the smallest noise that meets (epsilon, delta) exactly
-    (Balle, Wang 2018); ``"classic"`` is seed 004's ``sigma = sqrt(2 ln(1.25/delta)) Δ / eps``
+    (Balle, Wang 2018); ``"classic"`` is Wang et al.'s ``sigma = sqrt(2 ln(1.25/delta)) Δ / eps``
     (only valid for epsilon < 1). Either way Δ is the true replace-one sensitivity
     sqrt(2), not the paper's 1 (see :class:`DPPCA`).
     """
@@ -59,15 +103,15 @@ def private_subspace(Z: NDArray[np.float64], block: AnalyzeGauss, k: int,
 
 
 class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
-    """Differentially private PCA (seed 004 Algorithm 2, Dwork et al. 2014).
+    """Differentially private PCA (Wang et al. 2024 Algorithm 2, Dwork et al. 2014).
 
     Releases ``X^T X + E`` with symmetric Gaussian noise E (Analyze Gauss) and projects on
     the top ``n_components`` eigenvectors of the noisy matrix (post-processing, free).
 
     Parameters
     ----------
-    n_components : int
-        k.
+    n_components : int or None, default None
+        k; ``None`` keeps every component (``n_features``), as scikit-learn's PCA.
     epsilon, delta : float
         The budget, (epsilon, delta)-DP under REPLACE_ONE.
     row_norm_bound : float
@@ -77,17 +121,21 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
 
     Notes
     -----
-    Seed 004's Lemma 4.1 states the sensitivity of ``X^T X`` is 1 for datasets differing
+    Wang et al.'s Lemma 4.1 states the sensitivity of ``X^T X`` is 1 for datasets differing
     in one row, but its computation removes the row rather than replacing it: under
     replacement the upper triangle moves by up to ``sqrt(2)`` (attained by two orthogonal
     unit rows; :func:`privkit.mechanisms.second_moment_sensitivity`). privkit calibrates
     with sqrt(2); ``paper_claim_`` keeps the paper's (epsilon, delta), and ``guarantee_``
-    is computed from the block that ran.
+    is computed from the block that ran. The analytic calibration spends (epsilon, delta)
+    exactly (Balle, Wang 2018), so ``guarantee_`` meets the budget with equality.
+    ``inverse_transform`` maps projections back (``Y components_``): post-processing.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       ``n_components=None`` by default; ``inverse_transform``; ``fit(budget_filter=)``.
     """
 
-    def __init__(self, n_components: int = 20, *, epsilon: float = 0.05,
+    def __init__(self, n_components: int | None = None, *, epsilon: float = 0.05,
                  delta: float = 1e-4, row_norm_bound: float = 1.0,
                  calibration: str = "analytic", random_state: Any = None) -> None:
         self.n_components = n_components
@@ -106,15 +154,20 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         dlt = check.open_unit("delta", self.delta, owner)
         return pca_block(eps, dlt, self.calibration)
 
-    def fit(self, X: Any, y: Any = None) -> DPPCA:
-        """Release the private subspace; sets ``components_`` (k x d) and the accounting."""
+    def fit(self, X: Any, y: Any = None, budget_filter: Any = None) -> DPPCA:
+        """Release the private subspace; sets ``components_`` (k x d) and the accounting.
+        ``budget_filter`` (a :class:`~privkit.BudgetFilter`) is charged the block, with
+        ``delta``, before anything runs."""
         X = validate_data(self, X, dtype=np.float64)
+        warn_if_preprocessed(self)
         n, d = X.shape
-        k = check.positive_int("n_components", self.n_components, "DPPCA")
+        k = d if self.n_components is None else check.positive_int(
+            "n_components", self.n_components, "DPPCA")
         if k > d:
             raise check.fail("n_components", k, f"at most n_features={d}", "DPPCA")
         block = self.plan(n_samples=n, n_features=d)
-        Z = clipped_rows(X, self.row_norm_bound)
+        Z = clipped_rows(X, self.row_norm_bound, owner="DPPCA")
+        spend(budget_filter, block, self.delta)
         with Ledger() as ledger:
             U = private_subspace(Z, block, k, np.random.default_rng(self.random_state))
         self.components_ = U.T
@@ -130,9 +183,19 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         projected: NDArray[np.float64] = X @ self.components_.T
         return projected
 
+    def inverse_transform(self, X: Any) -> NDArray[np.float64]:
+        """Projections back in feature space: ``X components_`` (post-processing)."""
+        check_is_fitted(self)
+        Y = np.asarray(X, dtype=np.float64)
+        if Y.ndim != 2 or Y.shape[1] != self.components_.shape[0]:
+            raise check.fail("X", f"shape {Y.shape}",
+                             f"(n, {self.components_.shape[0]}) projections", "DPPCA")
+        restored: NDArray[np.float64] = Y @ self.components_
+        return restored
+
 
 class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
-    """The parameters, budget split and classifier shared by seed 004's pipelines
+    """The parameters, budget split and classifier shared by Wang et al.'s pipelines
     (:class:`DPDRDPMLClassifier`, and the federated one built on it)."""
 
     def __init__(self, *, epsilon: float = 0.1, delta: float = 1e-4, n_components: int = 20,
@@ -150,29 +213,50 @@ class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.calibration = calibration
         self.random_state = random_state
 
-    def _budget(self) -> tuple[float, float]:
-        """(epsilon1, epsilon2): ``pca_share`` of epsilon to the PCA, the rest to the SVM."""
+    def _shares(self) -> tuple[float, float, float]:
+        """(epsilon, delta, pca_share), validated."""
         owner = type(self).__name__
         eps = check.positive_finite("epsilon", self.epsilon, owner)
         share = check.open_unit("pca_share", self.pca_share, owner)
-        check.open_unit("delta", self.delta, owner)
-        return share * eps, (1.0 - share) * eps
+        return eps, check.open_unit("delta", self.delta, owner), share
+
+    def _part_plan(self, n_samples: int, n_classes: int, epsilon1: float,
+                   epsilon2: float) -> Block:
+        """One data holder's plan: ``Sequential(PCA block, classifier plan)``."""
+        k = check.positive_int("n_components", self.n_components, type(self).__name__)
+        return Sequential(pca_block(epsilon1, self.delta, self.calibration),
+                          self._classifier(epsilon2).plan(n_samples=n_samples, n_features=k,
+                                                          n_classes=n_classes))
+
+    def _budget(self, n_samples: int, n_classes: int) -> tuple[float, float]:
+        """(epsilon1, epsilon2) for one data holder of ``n_samples`` rows.
+
+        ``calibration="analytic"``: in the ratio ``pca_share : 1 - pca_share``, scaled so
+        that privkit's tightest accountant spends (epsilon, delta) exactly (to 1e-4,
+        :func:`calibrated_shares`). ``"classic"`` reproduces Wang et al. 2024: ``pca_share *
+        epsilon`` and the rest, added by basic composition (its Theorem 4.3)."""
+        eps, delta, share = self._shares()
+        if self.calibration == "classic":
+            return share * eps, (1.0 - share) * eps
+        return calibrated_shares(eps, delta, share,
+                                 lambda e1, e2: self._part_plan(n_samples, n_classes, e1, e2))
 
     def _classifier(self, epsilon2: float) -> ObjectivePerturbationClassifier:
-        """The objective-perturbation SVM on projected rows (their norm is at most 1)."""
+        """The objective-perturbation SVM on projected rows (their norm is at most 1),
+        with an intercept (augmented rows, see :mod:`privkit.algorithms.erm`)."""
         return ObjectivePerturbationClassifier(
             epsilon=epsilon2, loss=self.loss, huber_h=self.huber_h,
             regularization=self.regularization, row_norm_bound=1.0)
 
 
 class DPDRDPMLClassifier(ReducedDimensionSVM):
-    """DPDR-DPML (seed 004 Algorithm 3): private PCA, then objective-perturbation SVM.
+    """DPDR-DPML (Wang et al. 2024 Algorithm 3): private PCA, then objective-perturbation SVM.
 
     Parameters
     ----------
     epsilon, delta : float
         The total budget: ``pca_share * epsilon`` goes to the PCA (with delta), the rest to
-        the classifier (pure). Seed 004's defaults: epsilon 0.1, delta 1e-4, share 0.5.
+        the classifier (pure). Wang et al.'s defaults: epsilon 0.1, delta 1e-4, share 0.5.
     n_components : int
         k (default 20).
     regularization, huber_h, loss : as for :class:`ObjectivePerturbationClassifier`.
@@ -183,39 +267,48 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
     Projected rows ``U^T x`` have norm at most ``||x|| <= 1`` (U has orthonormal
     columns), so the classifier's analysis applies unchanged. ``guarantee_`` is the
     tightest accountant's bound for the plan ``Sequential(PCA block, classifier blocks)``
-    at ``delta``; the paper claims ``(epsilon, delta)`` (its Theorem 4.3).
+    at ``delta``, and the two parts' budgets are scaled so that it equals
+    ``(epsilon, delta)`` (``calibration="analytic"``; see ``_budget``); the paper claims
+    ``(epsilon, delta)`` by basic composition (its Theorem 4.3), which needs more noise.
 
     .. versionadded:: 0.1.0
     """
 
-    def _parts(self) -> tuple[DPPCA, ObjectivePerturbationClassifier]:
-        eps1, eps2 = self._budget()
+    def _parts(self, n_samples: int, n_classes: int
+               ) -> tuple[DPPCA, ObjectivePerturbationClassifier]:
+        eps1, eps2 = self._budget(n_samples, n_classes)
         pca = DPPCA(self.n_components, epsilon=eps1, delta=self.delta,
-                    row_norm_bound=self.row_norm_bound, calibration=self.calibration)
+                    row_norm_bound=1.0, calibration=self.calibration)
         return pca, self._classifier(eps2)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """``Sequential(PCA block, classifier plan)``, known before any data is seen."""
-        pca, clf = self._parts()
-        k = check.positive_int("n_components", self.n_components, type(self).__name__)
-        return Sequential(pca.plan(n_samples=n_samples, n_features=n_features),
-                          clf.plan(n_samples=n_samples, n_features=k, n_classes=n_classes))
+        check.positive_int("n_features", n_features, "plan")
+        n = check.positive_int("n_samples", n_samples, "plan")
+        k = check.positive_int("n_classes", n_classes, "plan")
+        return self._part_plan(n, k, *self._budget(n, k))
 
-    def fit(self, X: Any, y: Any) -> DPDRDPMLClassifier:
+    def fit(self, X: Any, y: Any, budget_filter: Any = None) -> DPDRDPMLClassifier:
+        """Fit privately; ``budget_filter`` is charged the whole plan before anything runs."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        pca, clf = self._parts()
+        check_classification_targets(y)
+        warn_if_preprocessed(self)
+        n_classes = np.unique(y).size
+        pca, clf = self._parts(X.shape[0], n_classes)
+        Z = clipped_rows(X, self.row_norm_bound, owner=type(self).__name__)
+        plan = self.plan(n_samples=X.shape[0], n_features=X.shape[1], n_classes=n_classes)
+        spend(budget_filter, plan, self.delta)
         rng = np.random.default_rng(self.random_state)
         seeds = rng.spawn(2)
         pca.random_state = seeds[0]
         clf.random_state = seeds[1]
         with Ledger() as ledger:
-            pca.fit(X)
-            clf.fit(pca.transform(clipped_rows(X, self.row_norm_bound)), y)
+            pca.fit(Z)
+            clf.fit(pca.transform(Z), y)
         self.pca_ = pca
         self.classifier_ = clf
         self.classes_ = clf.classes_
-        self.plan_ = self.plan(n_samples=X.shape[0], n_features=X.shape[1],
-                               n_classes=self.classes_.size)
+        self.plan_ = plan
         self.ledger_ = ledger
         self.guarantee_: Guarantee = tightest(self.plan_, delta=self.delta).guarantee
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)

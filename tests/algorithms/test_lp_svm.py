@@ -16,7 +16,7 @@ from privkit.algorithms.lp_svm import (
     soft_margin_lp,
     solve_lp_svm,
 )
-from privkit.composition import seed003_epsilon
+from privkit.composition import reijden_composition_epsilon
 from privkit.errors import InvalidParameterError
 from privkit.mechanisms import Exponential, ObjectivePerturbation
 
@@ -64,11 +64,11 @@ def test_lp_matrices():
 
 def test_paper_step_epsilon_value():
     """eps' = eps / sqrt(8 T log(1/delta)): 1 / sqrt(800 ln 1e5) = 0.0104198, the inverse
-    of the thesis's Theorem 1 (seed003_epsilon)."""
+    of the thesis's Theorem 1 (reijden_composition_epsilon)."""
     step = paper_step_epsilon(1.0, 100, 1e-5)
     assert step == pytest.approx(1.0 / math.sqrt(800 * 11.512925465), rel=1e-9)
     assert step == pytest.approx(0.0104198, rel=1e-5)
-    assert seed003_epsilon(step, 100, 1e-5) == pytest.approx(1.0)
+    assert reijden_composition_epsilon(step, 100, 1e-5) == pytest.approx(1.0)
 
 
 @pytest.fixture(scope="module")
