@@ -1,20 +1,31 @@
 """privkit.algorithms: private learning algorithms composed from mechanism blocks.
 
 Estimators follow scikit-learn's conventions (``fit``, ``predict``, ``get_params``), take
-``epsilon`` as the total budget and ``random_state``, expose ``plan(n_samples,
-n_features)`` before fitting, and after fitting ``guarantee_`` (privkit's accountant on
+``epsilon`` as the total budget and ``random_state``, expose ``plan(*, n_samples,
+n_features, n_classes)`` before fitting, and after fitting ``guarantee_`` (privkit's accountant on
 what ran), ``ledger_``, ``plan_`` and ``paper_claim_`` (the source paper's claim).
 
 ====================================  ==================================================
 estimator                             source
 ====================================  ==================================================
-``OutputPerturbationClassifier``      Chaudhuri et al. 2011 Alg. 1; seed 003 Alg. 1
-``ObjectivePerturbationClassifier``   Chaudhuri et al. 2011 Alg. 2; seed 003 Alg. 2,
-                                      seed 004 Alg. 3
-``DPPCA``                             seed 004 Alg. 2 (Analyze Gauss, Dwork et al. 2014)
-``DPDRDPMLClassifier``                seed 004 Alg. 3
-``FedDPDRDPMLClassifier``             seed 004 Alg. 1 (Participant / Server roles)
+``OutputPerturbationClassifier``      Chaudhuri, Monteleoni, Sarwate 2011, Alg. 1
+``ObjectivePerturbationClassifier``   Chaudhuri, Monteleoni, Sarwate 2011, Alg. 2
+``DPPCA``                             Wang et al. 2024 Alg. 2 (Analyze Gauss, Dwork et al.
+                                      2014)
+``DPDRDPMLClassifier``                Wang et al. 2024 Alg. 3
+``FedDPDRDPMLClassifier``             Wang et al. 2024 Alg. 1 (Participant / Server roles)
 ``DPSGDLinearSVM``                    DP-SGD through opacus (Abadi et al. 2016)
+``PrivateSVDD``                       Park 2022 Alg. 1 (on ``RandomFourierFeatures``)
+``EquilibriumPointClassifier``        Park 2022 ch. 5-6 (private and paper modes)
+``SVMWeightClassifier`` etc.          Park 2022 sec. 6.3 baselines (Rubinstein et al.
+                                      2012; Jain, Thakurta 2013)
+``LPSVMClassifier``                   van der Reijden 2019 Alg. 3; Hsu et al. 2014
+``DPKMeans``                          Su, Cao, Li, Bertino, Lyu, Lin 2017 (DP-Lloyd)
+``KMeansNystromClassifier``           Lee, Ahn, Park (K-means Nystrom random features)
+``DPKSVMEL``, ``DPKSVMELCorrected``   DPKSVMEL as published (no guarantee) and the
+                                      nearest private variant
+``PrivateGridSearch``                 Liu, Talwar 2019 Thm 3.1 (random stopping)
+``PublicRangeScaler`` and others      public-bound preprocessing (no budget)
 ====================================  ==================================================
 
 scikit-learn is imported by these modules only; torch and opacus when
@@ -24,28 +35,85 @@ scikit-learn is imported by these modules only; torch and opacus when
 """
 
 from privkit.algorithms.datasets import load_adult, load_csv
+from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected
 from privkit.algorithms.dpsgd import DPSGDLinearSVM
+from privkit.algorithms.equilibrium import EquilibriumPointClassifier
 from privkit.algorithms.erm import (
+    ClippedRowsWarning,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
     clipped_rows,
     solve_erm,
+    solve_multinomial,
 )
 from privkit.algorithms.federated import FedDPDRDPMLClassifier, Participant, Server
+from privkit.algorithms.kmeans import DPKMeans
+from privkit.algorithms.lp_svm import LPSVMClassifier
+from privkit.algorithms.nystrom import (
+    Kernel,
+    KMeansNystromClassifier,
+    NystromMap,
+    kernel_approximation_error,
+)
 from privkit.algorithms.pca import DPPCA, DPDRDPMLClassifier, private_subspace
+from privkit.algorithms.preprocessing import (
+    ClippedValuesWarning,
+    PublicOneHotEncoder,
+    PublicRangeScaler,
+    PublicStandardScaler,
+    RowNormClipper,
+)
+from privkit.algorithms.private_lp import (
+    calibrate_step_epsilon,
+    dense_projection,
+    solve_private_lp,
+)
+from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.selection import PrivateGridSearch
+from privkit.algorithms.svdd import PrivateSVDD
+from privkit.algorithms.svm_baselines import (
+    SVMOutputClassifier,
+    SVMSemiClassifier,
+    SVMWeightClassifier,
+)
 
 __all__ = [
+    "DPKSVMEL",
     "DPPCA",
+    "ClippedRowsWarning",
+    "ClippedValuesWarning",
     "DPDRDPMLClassifier",
+    "DPKMeans",
+    "DPKSVMELCorrected",
     "DPSGDLinearSVM",
+    "EquilibriumPointClassifier",
     "FedDPDRDPMLClassifier",
+    "KMeansNystromClassifier",
+    "Kernel",
+    "LPSVMClassifier",
+    "NystromMap",
     "ObjectivePerturbationClassifier",
     "OutputPerturbationClassifier",
     "Participant",
+    "PrivateGridSearch",
+    "PrivateSVDD",
+    "PublicOneHotEncoder",
+    "PublicRangeScaler",
+    "PublicStandardScaler",
+    "RandomFourierFeatures",
+    "RowNormClipper",
+    "SVMOutputClassifier",
+    "SVMSemiClassifier",
+    "SVMWeightClassifier",
     "Server",
+    "calibrate_step_epsilon",
     "clipped_rows",
+    "dense_projection",
+    "kernel_approximation_error",
     "load_adult",
     "load_csv",
     "private_subspace",
     "solve_erm",
+    "solve_multinomial",
+    "solve_private_lp",
 ]

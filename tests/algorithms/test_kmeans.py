@@ -1,0 +1,138 @@
+"""DP K-means (DPLloyd, Su et al. 2017): sensitivities, plan, accounting, dask."""
+
+import math
+
+import numpy as np
+import pytest
+
+from privkit import GDP, Neighbouring, Norm, tightest
+from privkit.algorithms.kmeans import (
+    DPKMeans,
+    block_statistics,
+    clip_to_ball,
+    kmeans_sensitivities,
+    row_block_sums,
+)
+from privkit.audits.sensitivity import check_sensitivity
+from privkit.conversions import gdp_mu_for_approx_dp
+from privkit.errors import InvalidParameterError
+
+CENTROIDS = np.array([[0.5, 0.0], [-0.5, 0.0], [0.0, 0.6]])
+
+
+def _stats(relation_radius):
+    def f(data):
+        return block_statistics(data, CENTROIDS, relation_radius)
+    return f
+
+
+@pytest.mark.parametrize("relation", [Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE])
+def test_declared_sensitivities_pass_the_search(relation):
+    """Both declared L2 sensitivities (sums 2r / r, counts sqrt 2 / 1) survive the audits'
+    search, and the search reaches them (so the declarations are tight)."""
+    r = 1.0
+    s_sum, s_count = kmeans_sensitivities(r, 2, relation, Norm.L2)
+    sums = check_sensitivity(lambda D: _stats(r)(D)[:, :-1], s_sum, record_low=[-1, -1],
+                             record_high=[1, 1], n_records=6, trials=800,
+                             search_examples=80, rng=0)
+    counts = check_sensitivity(lambda D: _stats(r)(D)[:, -1], s_count, record_low=[-1, -1],
+                               record_high=[1, 1], n_records=6, trials=800,
+                               search_examples=80, rng=1)
+    assert not sums.violation
+    assert not counts.violation
+    assert counts.largest == pytest.approx(s_count.value)
+    assert sums.largest > 0.8 * s_sum.value
+
+
+def test_l1_sensitivities_pass_the_search():
+    """The Laplace variant's L1 sensitivities (2 sqrt(d) r and 2) hold."""
+    s_sum, _s_count = kmeans_sensitivities(1.0, 2, Neighbouring.REPLACE_ONE, Norm.L1)
+    assert s_sum.value == pytest.approx(2 * math.sqrt(2))
+    res = check_sensitivity(lambda D: _stats(1.0)(D)[:, :-1], s_sum, record_low=[-1, -1],
+                            record_high=[1, 1], n_records=6, trials=800, search_examples=50,
+                            rng=2)
+    assert not res.violation
+
+
+def test_block_statistics_against_enumeration():
+    """Sums and counts equal a direct loop over records (clipping included)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    stats = block_statistics(X, CENTROIDS, 1.0)
+    Z = clip_to_ball(X, 1.0)
+    expect = np.zeros((3, 3))
+    for z in Z:
+        j = int(np.argmin([np.sum((z - c) ** 2) for c in CENTROIDS]))
+        expect[j, :2] += z
+        expect[j, 2] += 1
+    np.testing.assert_allclose(stats, expect, atol=1e-12)
+    assert np.all(np.linalg.norm(Z, axis=1) <= 1.0 + 1e-12)
+
+
+def test_chunked_sums_do_not_depend_on_chunking_beyond_rounding():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1000, 2))
+    f = _stats(2.0)
+    np.testing.assert_allclose(row_block_sums(X, f, 100), row_block_sums(X, f, 1000),
+                               rtol=1e-12)
+
+
+def test_plan_is_calibrated_to_the_budget_exactly():
+    """T iterations of (sum, count) compose to mu-GDP with the mu that meets (eps, delta)
+    (Dong-Roth-Su composition: mu^2 adds)."""
+    km = DPKMeans(4, epsilon=1.0, delta=1e-6, n_iter=7)
+    plan = km.plan(n_samples=100, n_features=3)
+    result = tightest(plan, delta=1e-6)
+    assert result.epsilon == pytest.approx(1.0, rel=1e-6)
+    s, c = km.iteration_blocks(3)
+    mu_total = math.sqrt(7 * ((s.sensitivity.value / s.noise_scale) ** 2
+                              + (c.sensitivity.value / c.noise_scale) ** 2))
+    assert mu_total == pytest.approx(gdp_mu_for_approx_dp(1.0, 1e-6), rel=1e-9)
+    assert isinstance(result.guarantee, GDP)
+
+
+def test_fit_recovers_separated_clusters_and_ledger_matches_plan():
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(-0.5, 0.05, (4000, 2)), rng.normal(0.5, 0.05, (4000, 2))])
+    km = DPKMeans(2, epsilon=1.0, delta=1e-6, n_iter=4, random_state=0).fit(X)
+    centres = np.sort(km.cluster_centers_[:, 0])
+    np.testing.assert_allclose(centres, [-0.5, 0.5], atol=0.05)
+    assert km.ledger_.compare(km.plan_).matches
+    assert km.guarantee_.epsilon_at(1e-6) <= 1.0 + 1e-9
+    assert km.paper_claim_ is None
+
+
+def test_laplace_variant_is_pure():
+    X = np.random.default_rng(0).normal(size=(500, 2)) / 3
+    km = DPKMeans(3, epsilon=2.0, delta=0.0, noise="laplace", n_iter=2, random_state=0).fit(X)
+    assert km.guarantee_.epsilon_at(0.0) == pytest.approx(2.0)
+    assert km.paper_claim_.epsilon == 2.0
+
+
+@pytest.mark.parametrize(("params", "fragment"), [
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"n_iter": 0}, "n_iter"),
+    ({"data_radius": 0.0}, "data_radius"),
+    ({"noise": "cauchy"}, "noise"),
+    ({"noise": "laplace", "delta": 1e-5}, "delta"),
+    ({"relation": "swap"}, "relation"),
+    ({"count_share": 1.0}, "count_share"),
+])
+def test_invalid_parameters_are_named(params, fragment):
+    with pytest.raises(InvalidParameterError, match=fragment):
+        DPKMeans(2, **params).fit(np.zeros((10, 2)))
+
+
+def test_dask_local_cluster_gives_the_same_model():
+    """The same seed gives bit-identical centroids on numpy and on a dask LocalCluster."""
+    da = pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 4)) / 2
+    local = DPKMeans(5, epsilon=2.0, n_iter=3, chunk_size=700, random_state=11).fit(X)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        remote = DPKMeans(5, epsilon=2.0, n_iter=3, chunk_size=700, random_state=11).fit(
+            da.from_array(X, chunks=(1000, 4)))
+    np.testing.assert_array_equal(local.cluster_centers_, remote.cluster_centers_)
