@@ -63,7 +63,7 @@ class ObjectivePerturbation(Mechanism):
     @classmethod
     def for_epsilon(cls, epsilon: float, *, curvature: float, n_samples: int,
                     regularization: float) -> ObjectivePerturbation:
-        """The paper's calibration (seed 003 Algorithm 2, lines 1-6): spend
+        """The paper's calibration (van der Reijden 2019 Algorithm 2, lines 1-6): spend
         ``eps' = eps - log(1 + 2c/(n Lambda) + c^2/(n Lambda)^2)`` on the noise if positive;
         otherwise add ``Delta = c / (n (e^(eps/4) - 1)) - Lambda`` and use ``eps' = eps / 2``."""
         owner = "ObjectivePerturbation.for_epsilon"

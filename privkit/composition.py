@@ -23,7 +23,7 @@ __all__ = [
     "kov_heterogeneous_epsilon",
     "optimal_homogeneous_delta",
     "optimal_homogeneous_epsilon",
-    "seed003_epsilon",
+    "reijden_composition_epsilon",
 ]
 
 
@@ -39,8 +39,8 @@ def drv_epsilon(epsilon: float, count: int, delta_slack: float) -> float:
         + count * epsilon * math.expm1(epsilon)
 
 
-def seed003_epsilon(epsilon: float, count: int, delta: float) -> float:
-    """The form quoted by seed 003 (van der Reijden 2019), Theorem 1: T runs of an
+def reijden_composition_epsilon(epsilon: float, count: int, delta: float) -> float:
+    """The form quoted by van der Reijden 2019, Theorem 1: T runs of an
     eps-DP block are (sqrt(8 T log(1/delta)) eps, delta)-DP.
 
     This simplification of [DRV10]_ drops the second-order term by absorbing it into the

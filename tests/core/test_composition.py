@@ -31,7 +31,7 @@ from privkit.composition import (
     kov_heterogeneous_epsilon,
     optimal_homogeneous_delta,
     optimal_homogeneous_epsilon,
-    seed003_epsilon,
+    reijden_composition_epsilon,
 )
 from privkit.mechanisms import Gaussian
 
@@ -88,10 +88,10 @@ def test_optimal_refuses_heterogeneous_plans():
 
 
 def test_seed003_form_is_valid_only_for_small_epsilon():
-    """Seed 003's sqrt(8 T log 1/delta) eps exceeds the exact DRV bound for small eps
+    """Van der Reijden's sqrt(8 T log 1/delta) eps exceeds the exact DRV bound for small eps
     (so it is valid there) and undercounts it for large eps (so privkit never uses it)."""
-    assert seed003_epsilon(0.01, 100, 1e-5) >= drv_epsilon(0.01, 100, 1e-5)
-    assert seed003_epsilon(2.0, 100, 1e-5) < drv_epsilon(2.0, 100, 1e-5)
+    assert reijden_composition_epsilon(0.01, 100, 1e-5) >= drv_epsilon(0.01, 100, 1e-5)
+    assert reijden_composition_epsilon(2.0, 100, 1e-5) < drv_epsilon(2.0, 100, 1e-5)
 
 
 class TestGDPAccountant:
