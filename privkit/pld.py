@@ -152,12 +152,15 @@ class PrivacyLossDistribution:
         p = self.pmf[order]
         ell = losses[order]
         # delta(e) = S0(e) - e^e S1(e) over losses > e, computed as sums of suffixes;
-        # e^-L is formed relative to the largest loss to avoid overflow.
+        # e^-L is formed relative to the largest loss to avoid overflow, and capped at
+        # e^700: that only shrinks S1 for losses 700 nats below the largest, which can only
+        # raise delta (the pessimistic direction), instead of overflowing to inf * 0 = nan.
         shift = float(ell[-1]) if ell.size else 0.0
         s0 = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])
-        s1 = np.concatenate([np.cumsum((p * np.exp(shift - ell))[::-1])[::-1], [0.0]])
+        weights = p * np.exp(np.minimum(shift - ell, 700.0))
+        s1 = np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
         index = np.searchsorted(ell, e, side="right")
-        value = s0[index] - np.exp(e - shift) * s1[index]
+        value = s0[index] - np.exp(np.minimum(e - shift, 0.0)) * s1[index]  # s1 = 0 above
         result: NDArray[np.float64] = np.clip(value + self.infinity_mass, 0.0, 1.0)
         return result
 

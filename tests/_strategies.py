@@ -10,9 +10,12 @@ from hypothesis import strategies as st
 
 from privkit import (
     GDP,
+    RDP,
     ZCDP,
     ApproxDP,
+    BoundedRange,
     Claimed,
+    LaplaceDP,
     Neighbouring,
     Norm,
     Parallel,
@@ -30,11 +33,31 @@ rhos = st.floats(min_value=1e-4, max_value=10.0)
 mus = st.floats(min_value=1e-2, max_value=10.0)
 relations = st.sampled_from(list(Neighbouring))
 
+
+def _rdp_curves() -> st.SearchStrategy[RDP]:
+    """An RDP curve on a few increasing orders: the curve of a Gaussian (a mu^2 / 2) with
+    a random nonnegative slack added at each order."""
+    orders = st.lists(st.floats(min_value=1.1, max_value=256.0), min_size=1, max_size=6,
+                      unique=True).map(sorted)
+
+    def curve(a: list[float], mu: float, slack: list[float]) -> RDP:
+        return RDP(orders=a, epsilons=[x * mu * mu / 2 + s for x, s in zip(a, slack,
+                                                                         strict=False)])
+
+    return orders.flatmap(lambda a: st.builds(
+        curve, st.just(a), mus, st.lists(st.floats(min_value=0.0, max_value=1.0),
+                                         min_size=len(a), max_size=len(a))))
+
+
+#: Every kind of guarantee privkit has.
 guarantees = st.one_of(
     st.builds(PureDP, epsilon=epsilons),
     st.builds(ApproxDP, epsilon=epsilons, delta=deltas),
     st.builds(ZCDP, rho=rhos),
     st.builds(GDP, mu=mus),
+    _rdp_curves(),
+    st.builds(BoundedRange, eta=epsilons),
+    st.builds(LaplaceDP, epsilon=epsilons),
 )
 
 
@@ -59,7 +82,10 @@ def gaussians(relation: Neighbouring = Neighbouring.ADD_REMOVE) -> st.SearchStra
 def leaves(relation: Neighbouring = Neighbouring.ADD_REMOVE) -> st.SearchStrategy:
     claimed = st.builds(
         lambda g: Claimed(g, relation=relation, label="claimed"),
-        st.one_of(st.builds(PureDP, epsilon=epsilons), st.builds(ZCDP, rho=rhos)),
+        st.one_of(st.builds(PureDP, epsilon=epsilons), st.builds(ZCDP, rho=rhos),
+                  st.builds(ApproxDP, epsilon=epsilons,  # blocks with their own delta
+                            delta=st.floats(min_value=1e-12, max_value=1e-6)),
+                  st.builds(BoundedRange, eta=epsilons), st.builds(LaplaceDP, epsilon=epsilons)),
     )
     return st.one_of(laplaces(relation), gaussians(relation), claimed)
 

@@ -35,7 +35,8 @@ def gaussian_pmf(sigma):
 @pytest.mark.statistical
 @pytest.mark.parametrize("gamma", [Fraction(1, 3), Fraction(5, 2), Fraction(0)])
 def test_bernoulli_exp_has_probability_exp_minus_gamma(gamma):
-    """Bernoulli(exp(-gamma)) frequencies match (binomial test, alpha 1e-3)."""
+    """Bernoulli(exp(-gamma)) frequencies match (binomial test, alpha 1e-3).
+    Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
     rng = np.random.default_rng(123)
     n = N_DRAWS
     draws = bernoulli_exp(rng, np.full(n, gamma.numerator), np.full(n, gamma.denominator))
@@ -49,7 +50,8 @@ def test_bernoulli_exp_has_probability_exp_minus_gamma(gamma):
 @pytest.mark.statistical
 def test_one_step_bernoulli_exp_minus_one():
     """The factorial-threshold shortcut draws Bernoulli(exp(-1)) (binomial test) and
-    agrees in law with the general loop (two-sample chi-square)."""
+    agrees in law with the general loop (two-sample chi-square).
+    Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
     rng = np.random.default_rng(21)
     fast = bernoulli_exp_minus_one(rng, N_DRAWS)
     loop = bernoulli_exp(rng, np.ones(N_DRAWS, dtype=np.int64), np.full(N_DRAWS, 3) // 3)
@@ -62,7 +64,8 @@ def test_one_step_bernoulli_exp_minus_one():
 @pytest.mark.parametrize("scale", [Fraction(3), Fraction(7, 4)])
 def test_discrete_laplace_sampler_follows_its_law(scale):
     """Exact discrete Laplace draws fit the two-sided geometric pmf; a 5% larger scale
-    is rejected (chi-square, n = 200,000)."""
+    is rejected (chi-square, n = 200,000).
+    Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
     x = discrete_laplace(np.random.default_rng(7), scale, N_DRAWS)
     t = float(scale)
     assert_pmf(x, laplace_pmf(t), laplace_pmf(1.05 * t), range(-40, 41))
@@ -71,7 +74,8 @@ def test_discrete_laplace_sampler_follows_its_law(scale):
 @pytest.mark.statistical
 @pytest.mark.parametrize("sigma_squared", [Fraction(25, 4), Fraction(1, 2)])
 def test_discrete_gaussian_sampler_follows_its_law(sigma_squared):
-    """Exact discrete Gaussian draws fit exp(-x^2 / 2 sigma^2) / Z; 5% off is rejected."""
+    """Exact discrete Gaussian draws fit exp(-x^2 / 2 sigma^2) / Z; 5% off is rejected.
+    Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
     x = discrete_gaussian(np.random.default_rng(8), sigma_squared, N_DRAWS)
     sigma = math.sqrt(sigma_squared)
     assert_pmf(x, gaussian_pmf(sigma), gaussian_pmf(1.05 * sigma), range(-30, 31))
@@ -125,7 +129,8 @@ class TestDiscreteLaplaceMechanism:
 
     @pytest.mark.statistical
     def test_simulate_has_the_same_law(self):
-        """The fast float path draws the same law (chi-square)."""
+        """The fast float path draws the same law (chi-square).
+        Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
         m = DiscreteLaplace(noise_scale=2.0, sensitivity=DiscreteLaplace.for_epsilon(
             1.0, sensitivity=1.0, relation=A).sensitivity)
         x = m.simulate(0, rng=10, size=N_DRAWS)
@@ -168,7 +173,8 @@ class TestDiscreteGaussianMechanism:
 
     @pytest.mark.statistical
     def test_release_follows_the_discrete_gaussian_law(self):
-        """Released noise fits the discrete Gaussian pmf (chi-square)."""
+        """Released noise fits the discrete Gaussian pmf (chi-square).
+        Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
         m = DiscreteGaussian.for_zcdp(0.02, sensitivity=1.0, relation=A)  # sigma = 5
         x = m.release(0, rng=11, size=N_DRAWS)
         assert_pmf(x, gaussian_pmf(5.0), gaussian_pmf(5.25), range(-40, 41))

@@ -25,7 +25,8 @@ def softmax(x):
 
 @pytest.mark.statistical
 def test_exponential_mechanism_samples_the_softmax():
-    """Frequencies of 200,000 selections match exp(eps u / 2Δ) / Z (chi-square)."""
+    """Frequencies of 200,000 selections match exp(eps u / 2Δ) / Z (chi-square).
+    Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
     u = np.array([0.0, 1.0, 2.5, 3.0, -1.0])
     m = Exponential.for_epsilon(1.0, sensitivity=1.0, relation=R)
     draws = m.release(u, rng=3, size=200_000)
@@ -116,7 +117,8 @@ def permute_and_flip_exact(u, scale):
 @pytest.mark.statistical
 def test_permute_and_flip_matches_its_definition():
     """Report-noisy-max with exponential noise has the permute-and-flip law, computed
-    by enumerating all 24 permutations of 4 candidates (chi-square, n = 200,000)."""
+    by enumerating all 24 permutations of 4 candidates (chi-square, n = 200,000).
+    Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
     u = np.array([0.0, 1.5, 2.0, 0.5])
     m = PermuteAndFlip.for_epsilon(1.0, sensitivity=1.0, relation=R)
     observed = np.bincount(m.release(u, rng=4, size=200_000), minlength=4)
@@ -139,7 +141,8 @@ def test_report_noisy_max_privacy_and_shapes():
 @pytest.mark.statistical
 def test_report_noisy_max_two_candidates_probability():
     """For two candidates, P(select the higher) = P(L1 - L2 > -gap): for the difference
-    of two Laplace(b) variables this is 1 - (1/2 + g/(4b)) e^(-g/b) (closed form)."""
+    of two Laplace(b) variables this is 1 - (1/2 + g/(4b)) e^(-g/b) (closed form).
+    Seeded: the false-failure rate over seeds is ALPHA = 1e-3 per check."""
     m = ReportNoisyMax(noise_scale=1.5, sensitivity=Exponential.for_epsilon(
         1.0, sensitivity=1.0, relation=A).sensitivity)
     gap, b = 1.0, 1.5
