@@ -91,6 +91,7 @@ def test_objective_perturbation_calibration_branches(eps, branch):
     assert block.epsilon_at(0.0) == pytest.approx(eps, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_minimiser_sensitivity_is_as_declared():
     """The L2 sensitivity 2/(n Lambda) of the regularised minimiser under REPLACE_ONE
     (Chaudhuri et al. 2011, Corollary 8) survives a search over neighbouring datasets
@@ -214,6 +215,7 @@ def test_multinomial_plan_is_one_draw_with_the_softmax_sensitivity():
         ObjectivePerturbationClassifier(multi_class="multinomial").fit(X, y)
 
 
+@pytest.mark.slow
 def test_multinomial_minimiser_sensitivity_is_as_declared():
     """The Frobenius sensitivity 2 sqrt(2) / (n Lambda) of the multinomial minimiser
     (Chaudhuri et al. 2011 Corollary 8 with the softmax loss's Lipschitz constant sqrt(2))

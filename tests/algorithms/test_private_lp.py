@@ -159,6 +159,7 @@ def covering_lp(n=400, d=4, seed=0):
     return A, -np.ones(n), np.ones(d)
 
 
+@pytest.mark.slow
 def test_non_private_solver_meets_hsu_guarantee_at_highs_optimum():
     """With OPT from HiGHS, the non-private DMW output has c.x = OPT and violates at
     most s constraints by more than alpha (Hsu et al. 2014, Section 3.1)."""

@@ -17,6 +17,7 @@ def data(n=600, seed=0):
     return X, (X[:, 0] + 0.3 > 0).astype(int)
 
 
+@pytest.mark.slow
 def test_grid_of_eight_settings_reports_one_total():
     """Selection over 8 settings at epsilon 3: privkit's accountant certifies exactly 3
     (Liu-Talwar 2019 Thm 3.1 for 1-DP candidates), whatever the number of runs; it

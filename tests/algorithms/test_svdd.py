@@ -54,6 +54,7 @@ def test_sensitivity_bound_is_attained():
     assert move <= centre_sensitivity(0.25, norm=Norm.L2).value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
 def test_sensitivity_search_does_not_exceed_declared(relation):
     from privkit.audits.sensitivity import check_sensitivity

@@ -198,6 +198,7 @@ def test_no_accountant_undercounts_pure_plans_at_delta_zero(plan):
             assert accountant.epsilon(plan, delta=0.0) >= exact * (1 - 1e-12)
 
 
+@pytest.mark.slow
 @given(plans(A))
 def test_tightest_never_exceeds_basic_composition(plan):
     """Property: tightest is at most basic composition, and equals the best accountant."""
@@ -206,6 +207,7 @@ def test_tightest_never_exceeds_basic_composition(plan):
     assert result.epsilon == min(result.by_accountant.values())
 
 
+@pytest.mark.slow
 @given(plans(A, max_leaves=4))
 def test_adding_a_block_never_decreases_cost(plan):
     """Property: composition cost never decreases as blocks are added, for every
