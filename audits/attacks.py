@@ -5,28 +5,84 @@
 
 from __future__ import annotations
 
+import inspect
 import math
+import pickle
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
+import attrs
 import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
-from privkit.audits.distinguishers import Distinguisher, choose
+from privkit.audits.distinguishers import MISSING, Distinguisher, Events, choose, is_missing
 from privkit.audits.lower_bounds import epsilon_lower_bound, gdp_mu_lower_bound
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.result import AuditResult
 from privkit.rng import RNGLike
 
-__all__ = ["audit", "draw", "search_pairs"]
+__all__ = ["MISSING", "audit", "draw", "is_missing", "search_pairs", "seed_root",
+           "sequential_audit"]
 
 #: A batched system under test: ``f(input, rng, size) -> array with size rows``.
 Batched = Callable[[Any, np.random.Generator, int], Any]
 _CHUNK = 250_000
 #: Draws per chunk for non-batched systems: small, so process pools balance the work.
 _CHUNK_SINGLE = 10_000
+#: The fewest draws per side an audit accepts (fewer cannot certify anything).
+MIN_TRIALS = 10
+#: The fewest selection draws per side (the rejection set is chosen on them).
+_MIN_SELECTION = 2
+def _outputs(raw: Any, size: int, system: Any, batched: bool) -> NDArray[Any]:
+    """The outputs of ``size`` draws as a numeric array, one row per draw.
+
+    Bools, integers and floats are kept (NaN and infinities are events like any other
+    output); a draw that returned ``None`` becomes a row of :data:`MISSING`; strings and
+    other objects are refused.
+    """
+    owner = "audit"
+    rows = list(raw) if not batched else None
+    if batched:
+        if raw is None:
+            raise check.fail("system", system, f"a batched function returning {size} outputs",
+                             owner, "it returned None; with batched=True it is called as "
+                             "f(input, rng, size)")
+        try:
+            out = np.asarray(raw)
+        except ValueError:  # ragged rows
+            out = np.asarray(list(raw), dtype=object)
+        if out.shape[:1] != (size,):
+            raise check.fail("system", system, f"a batched function returning {size} rows "
+                             f"for size={size} (got shape {out.shape})", owner,
+                             "set batched=False for a function f(input, rng) returning one "
+                             "output")
+        if out.dtype != object:
+            return _numeric(out, system)
+        rows = list(out)
+    assert rows is not None
+    present = [r for r in rows if r is not None]
+    if not present:
+        return np.full(len(rows), MISSING)
+    try:
+        values = _numeric(np.asarray(present), system)
+    except ValueError as exc:
+        raise check.fail("system", system, "a function whose outputs all have the same shape",
+                         owner) from exc
+    if len(present) == len(rows):
+        return values
+    full = np.full((len(rows), *values.shape[1:]), MISSING)
+    full[[i for i, r in enumerate(rows) if r is not None]] = values
+    return full
+
+
+def _numeric(out: NDArray[Any], system: Any) -> NDArray[Any]:
+    if out.dtype.kind in "biuf":
+        return out
+    raise check.fail("system", system, "a function returning numbers (bools, integers or "
+                     "floats; NaN, infinities and None are allowed as outputs)", "audit",
+                     f"its outputs have dtype {out.dtype}: encode categories as integers")
 
 
 def draw(system: Callable[..., Any], data: Any, seed: np.random.SeedSequence, size: int,
@@ -34,12 +90,57 @@ def draw(system: Callable[..., Any], data: Any, seed: np.random.SeedSequence, si
     """``size`` outputs of ``system`` on ``data``, from the stream ``seed``."""
     rng = np.random.default_rng(seed)
     if batched:
-        out = np.asarray(system(data, rng, size))
-        if out.shape[:1] != (size,):
-            raise check.fail("system", system, f"a batched function returning {size} rows "
-                             f"for size={size} (got shape {out.shape})", "audit")
-        return out
-    return np.asarray([system(data, rng) for _ in range(size)])
+        return _outputs(system(data, rng, size), size, system, batched)
+    return _outputs([system(data, rng) for _ in range(size)], size, system, batched)
+
+
+def _check_system(system: Any, batched: bool, owner: str) -> None:
+    """A callable whose signature (where Python can read it) matches ``batched``."""
+    if not callable(system):
+        raise check.fail("system", system, "a callable f(input, rng, size) (batched=True) or "
+                         "f(input, rng) (batched=False)", owner)
+    check.instance("batched", batched, bool, owner)
+    try:
+        signature = inspect.signature(system)
+    except (TypeError, ValueError):  # builtins without a signature: cannot tell
+        return
+
+    def accepts(*args: Any) -> bool:
+        try:
+            signature.bind(*args)
+        except TypeError:
+            return False
+        return True
+
+    if batched and not accepts(None, None, 1) and accepts(None, None):
+        raise check.fail("batched", batched, "False for a system f(input, rng) that returns "
+                         "one output", owner, "or make it batched: f(input, rng, size) "
+                         "returning size outputs (much faster)")
+    if not batched and not accepts(None, None) and accepts(None, None, 1):
+        raise check.fail("batched", batched, "True for a system f(input, rng, size) that "
+                         "returns size outputs", owner)
+
+
+def seed_root(rng: Any, owner: str) -> np.random.SeedSequence:
+    """The root SeedSequence of an audit: from None, an int >= 0, a sequence of them, a
+    SeedSequence or a Generator (which is advanced)."""
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(int(rng.integers(2**63)))
+    allowed = ("None, an int seed >= 0, a list of them, a SeedSequence or a "
+               "numpy.random.Generator")
+    if isinstance(rng, bool | float | str | bytes | np.bool_):
+        raise check.fail("rng", rng, allowed, owner)
+    try:
+        return np.random.SeedSequence(rng)
+    except (TypeError, ValueError) as exc:
+        raise check.fail("rng", rng, allowed, owner) from exc
+
+
+def _pickling_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, pickle.PicklingError) or "pickle" in text
 
 
 def _both_sides(system: Callable[..., Any], pair: NeighbouringPair,
@@ -51,23 +152,40 @@ def _both_sides(system: Callable[..., Any], pair: NeighbouringPair,
     jobs = [(data, s, n) for data, side in zip((pair.first, pair.second), seeds, strict=True)
             for s, n in zip(side, sizes, strict=True)]
     bar = _progress_bar(len(jobs)) if progress else None
-    if executor is None:
-        parts = []
-        for data, s, n in jobs:
-            parts.append(draw(system, data, s, n, batched))
-            if bar is not None:
-                bar.update(1)
-    else:
-        futures = [executor.submit(draw, system, data, s, n, batched) for data, s, n in jobs]
-        parts = []
-        for f in futures:
-            parts.append(f.result())
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+    parts = []
+    try:
+        if executor is None:
+            for data, s, n in jobs:
+                parts.append(draw(system, data, s, n, batched))
+                if bar is not None:
+                    bar.update(1)
+        else:
+            futures = [executor.submit(draw, system, data, s, n, batched)
+                       for data, s, n in jobs]
+            for f in futures:
+                parts.append(f.result())
+                if bar is not None:
+                    bar.update(1)
+    except Exception as exc:
+        if executor is not None and _pickling_error(exc):
+            raise check.fail("system", system, "picklable when an executor runs it in other "
+                             "processes", "audit", "define it (and what it uses) at module "
+                             "level, not as a lambda or closure; or use functools.partial "
+                             "of a module-level function; or pass executor=None") from exc
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
     half = len(sizes)
-    return np.concatenate(parts[:half]), np.concatenate(parts[half:])
+    shapes = {p.shape[1:] for p in parts}
+    if len(shapes) > 1:
+        raise check.fail("system", system, "a function whose outputs have the same shape on "
+                         "both inputs", "audit", f"got row shapes {sorted(shapes)}")
+    first, second = np.concatenate(parts[:half]), np.concatenate(parts[half:])
+    if bool(np.all(is_missing(first))) and bool(np.all(is_missing(second))):
+        raise check.fail("system", system, "a function that returns its output", "audit",
+                         "every draw on both inputs returned None")
+    return first, second
 
 
 def _progress_bar(total: int) -> Any:
@@ -87,38 +205,47 @@ def audit(
     selection_fraction: float = 0.2,
     distinguisher: Distinguisher | None = None,
     batched: bool = True,
-    rng: RNGLike = None,
+    rng: RNGLike | list[int] = None,
     executor: Executor | None = None,
     progress: bool = False,
     name: str = "audit",
+    threat_model: str = "",
 ) -> AuditResult:
     """Test the claim that ``system`` is (epsilon, delta)-DP on ``pair``.
 
     Parameters
     ----------
     system : callable
-        ``f(input, rng, size)`` returning ``size`` outputs (``batched=True``, fast), or
-        ``f(input, rng)`` returning one output (``batched=False``).
+        ``f(input, rng, size)`` returning ``size`` outputs (``batched=True``, the default,
+        fast), or ``f(input, rng)`` returning one output (``batched=False``). Outputs are
+        numbers or arrays of numbers; NaN, infinities and ``None`` (a missing output) are
+        outputs like any other, so a system that fails on one input only is caught.
     pair : NeighbouringPair
         The two inputs.
     epsilon, delta : float
         The claim.
     trials : int
-        Draws per side. A ``selection_fraction`` of them chooses the rejection set; the
-        rest measure it.
+        Draws per side that measure the rejection set (at least 10). The
+        ``selection_fraction`` draws that choose it come **on top**: each side is drawn
+        ``trials + max(2, int(trials * selection_fraction))`` times
+        (``AuditResult.selection_trials`` reports the extra draws).
     confidence : float
         The probability that the reported lower bound is valid.
     distinguisher : Distinguisher, optional
         Default: chosen from the outputs' type (:func:`~privkit.audits.distinguishers.choose`).
-    rng : seed, SeedSequence or Generator
+        Either way it is wrapped so that non-finite and missing outputs are events.
+    rng : seed, list of seeds, SeedSequence or Generator
         The root of every draw: chunks get independent child streams, so the result does
         not depend on ``executor``.
     executor : concurrent.futures.Executor, optional
         Runs chunks (250,000 draws, or 10,000 for non-batched systems) in parallel: a
         ``ProcessPoolExecutor`` for slow mechanisms, or a ``dask.distributed.Client`` for
-        a cluster (the system must then be picklable).
+        a cluster. The system must then be picklable: a module-level function (or a
+        ``functools.partial`` of one), not a lambda or a closure.
     progress : bool, default False
         Show a progress bar (tqdm) over the chunks of draws.
+    threat_model : str
+        What the adversary is assumed to see (printed with the result).
 
     Returns
     -------
@@ -129,22 +256,34 @@ def audit(
     -----
     Jagielski, Ullman, Oprea 2020, Algorithm 2, with the rejection set chosen on a
     separate split so no multiple-testing correction is needed beyond the two proportions.
+
+    For floating-point outputs on a pair of query answers, the default distinguisher
+    includes :class:`~privkit.audits.Reachability` (Mironov 2012): a system that adds
+    plain ``numpy`` noise to the answer leaks it through its low-order bits and is
+    reported as a violation, whatever its scale. To test only the noise's scale of such
+    a simulation, pass ``distinguisher=Threshold()`` (or snap the outputs to a grid);
+    privkit's own ``release`` passes.
     """
     owner = "audit"
     eps = check.positive_finite("epsilon", epsilon, owner)
     dlt = check.delta("delta", delta, owner)
     n = check.positive_int("trials", trials, owner)
+    if n < MIN_TRIALS:
+        raise check.fail("trials", trials, f"an integer >= {MIN_TRIALS} (draws per side)",
+                         owner)
     conf = check.open_unit("confidence", confidence, owner)
     frac = check.open_unit("selection_fraction", selection_fraction, owner)
     check.instance("pair", pair, NeighbouringPair, owner)
-    root = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(
-        rng.integers(2**63) if isinstance(rng, np.random.Generator) else rng)
-    total = n + int(n * frac)
+    _check_system(system, batched, owner)
+    if distinguisher is not None:
+        check.instance("distinguisher", distinguisher, Distinguisher, owner)
+    root = seed_root(rng, owner)
+    select = max(_MIN_SELECTION, int(n * frac))
+    total = n + select
     chunks = max(1, math.ceil(total / (_CHUNK if batched else _CHUNK_SINGLE)))
     sizes = [total // chunks + (1 if i < total % chunks else 0) for i in range(chunks)]
     first, second = _both_sides(system, pair, root, sizes, batched, executor, progress)
-    select = total - n
-    chooser = distinguisher or choose(first[:select])
+    chooser = Events(distinguisher or choose(first[:select])).bind(pair)
     rule = chooser.fit(first[:select], second[:select], delta=dlt, confidence=conf)
     hits_first = int(np.sum(rule.contains(first[select:])))
     hits_second = int(np.sum(rule.contains(second[select:])))
@@ -154,7 +293,60 @@ def audit(
     return AuditResult(name=name, claim_epsilon=eps, claim_delta=dlt, lower_bound=bound,
                        confidence=conf, trials=n, hits=hits, hits_other=other,
                        rule=rule.description, distinguisher=chooser.name, gdp_mu_lower=mu,
-                       pair=pair)
+                       pair=pair, selection_trials=select, threat_model=threat_model)
+
+
+def sequential_audit(
+    system: Callable[..., Any],
+    pair: NeighbouringPair,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    first_stage: int = 2_000,
+    growth: int = 4,
+    max_trials: int = 1_000_000,
+    confidence: float = 0.95,
+    rng: RNGLike | list[int] = None,
+    name: str = "audit",
+    **kwargs: Any,
+) -> AuditResult:
+    """Audit in stages of growing size, stopping at the first stage that finds a violation.
+
+    Stage k (k = 1, 2, ...) draws ``first_stage * growth^(k-1)`` fresh draws per side
+    (capped by ``max_trials``) and runs :func:`audit` at confidence
+    ``1 - (1 - confidence) / 2^k``. The stages' failure probabilities sum to less than
+    ``1 - confidence``, so by the union bound every stage's lower bound holds
+    simultaneously with probability at least ``confidence``: the verdict of whichever
+    stage stops (and the bound it reports) is valid at the stated confidence, however
+    the stopping depended on the data. The result's ``stages`` and ``draws_per_side``
+    say how many stages ran and what the last one drew; earlier stages drew
+    ``sum(first_stage * growth^j)`` more.
+
+    Other keyword arguments (``executor``, ``batched``, ``distinguisher``, ...) go to
+    :func:`audit`.
+    """
+    owner = "sequential_audit"
+    size = check.positive_int("first_stage", first_stage, owner)
+    if size < MIN_TRIALS:
+        raise check.fail("first_stage", first_stage, f"an integer >= {MIN_TRIALS}", owner)
+    grow = check.positive_int("growth", growth, owner)
+    if grow < 2:
+        raise check.fail("growth", growth, "an integer >= 2", owner)
+    cap = check.positive_int("max_trials", max_trials, owner)
+    conf = check.open_unit("confidence", confidence, owner)
+    root = seed_root(rng, owner)
+    stage = 0
+    used = 0
+    while True:
+        stage += 1
+        n = min(size * grow ** (stage - 1), cap)
+        alpha = (1.0 - conf) / 2.0**stage
+        result = audit(system, pair, epsilon=epsilon, delta=delta, trials=n,
+                       confidence=1.0 - alpha, rng=root.spawn(1)[0], name=name, **kwargs)
+        used += result.draws_per_side
+        if result.verdict == "violation" or n >= cap:
+            return attrs.evolve(result, stages=stage, confidence=conf,
+                                selection_trials=used - result.trials)
 
 
 def search_pairs(
@@ -166,7 +358,7 @@ def search_pairs(
     trials: int = 1_000_000,
     screening_trials: int = 20_000,
     confidence: float = 0.95,
-    rng: RNGLike = None,
+    rng: RNGLike | list[int] = None,
     name: str = "audit",
     **kwargs: Any,
 ) -> tuple[NeighbouringPair, AuditResult]:
@@ -179,11 +371,7 @@ def search_pairs(
     if not candidates:
         raise check.fail("candidates", candidates, "a non-empty list of pairs",
                          "search_pairs")
-    if isinstance(rng, np.random.SeedSequence):
-        root = rng
-    else:
-        root = np.random.SeedSequence(int(rng.integers(2**63)) if isinstance(
-            rng, np.random.Generator) else rng)
+    root = seed_root(rng, "search_pairs")
     screen_seeds = root.spawn(len(candidates) + 1)
     screened = [audit(system, pair, epsilon=epsilon, delta=delta, trials=screening_trials,
                       confidence=confidence, rng=seed, name=name, **kwargs)

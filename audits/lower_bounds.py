@@ -31,12 +31,28 @@ def clopper_pearson(successes: ArrayLike, trials: int, alpha: float
     """
     from scipy import stats
 
-    k = np.asarray(successes, dtype=float)
-    n = float(trials)
+    owner = "clopper_pearson"
+    n = float(check.positive_int("trials", trials, owner))
+    a = check.open_unit("alpha", alpha, owner)
+    k = _counts("successes", successes, int(n), owner)
+    alpha = a
     with np.errstate(all="ignore"):
         lower = np.where(k > 0, stats.beta.ppf(alpha, k, n - k + 1), 0.0)
         upper = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, n - k), 1.0)
     return lower, upper
+
+
+def _counts(name: str, value: ArrayLike, trials: int, owner: str) -> NDArray[np.float64]:
+    """Success counts as floats; each an integer in [0, trials]."""
+    try:
+        k = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise check.fail(name, value, "integer counts", owner) from exc
+    if not np.all(np.isfinite(k)) or np.any(k != np.round(k)) or np.any(k < 0) or np.any(
+            k > trials):
+        raise check.fail(name, value, f"integer counts in [0, {trials}] (the number of "
+                         "trials)", owner)
+    return k
 
 
 def epsilon_lower_bound(hits: ArrayLike, trials: int, hits_other: ArrayLike,
@@ -56,6 +72,10 @@ def epsilon_lower_bound(hits: ArrayLike, trials: int, hits_other: ArrayLike,
     conf = check.open_unit("confidence", confidence, "epsilon_lower_bound")
     d = check.delta("delta", delta, "epsilon_lower_bound")
     m = check.positive_int("sets", sets, "epsilon_lower_bound")
+    _counts("hits", hits, check.positive_int("trials", trials, "epsilon_lower_bound"),
+            "epsilon_lower_bound")
+    _counts("hits_other", hits_other, check.positive_int(
+        "trials_other", trials_other, "epsilon_lower_bound"), "epsilon_lower_bound")
     alpha = (1.0 - conf) / (2.0 * m)
     p_low, _ = clopper_pearson(hits, trials, alpha)
     _, q_high = clopper_pearson(hits_other, trials_other, alpha)
@@ -63,8 +83,6 @@ def epsilon_lower_bound(hits: ArrayLike, trials: int, hits_other: ArrayLike,
         bound = np.where(p_low > d, np.log(np.maximum(p_low - d, 1e-300) / q_high), 0.0)
     result: NDArray[np.float64] = np.maximum(bound, 0.0)
     return result
-
-
 
 
 def gdp_mu_lower_bound(hits: int, trials: int, hits_other: int, trials_other: int, *,
@@ -86,7 +104,11 @@ def gdp_mu_lower_bound(hits: int, trials: int, hits_other: int, trials_other: in
     """
     from scipy import stats
 
-    conf = check.open_unit("confidence", confidence, "gdp_mu_lower_bound")
+    owner = "gdp_mu_lower_bound"
+    conf = check.open_unit("confidence", confidence, owner)
+    _counts("hits", hits, check.positive_int("trials", trials, owner), owner)
+    _counts("hits_other", hits_other, check.positive_int("trials_other", trials_other, owner),
+            owner)
     alpha = (1.0 - conf) / 2.0
     p_low, _ = clopper_pearson(hits, trials, alpha)
     _, fpr_high = clopper_pearson(hits_other, trials_other, alpha)

@@ -20,8 +20,9 @@ __all__ = [
 ]
 
 
-def _check_relation(instance: Any, attribute: Any, value: Any) -> None:
-    check.instance(check.field_name(attribute), value, Neighbouring, type(instance).__name__)
+def _relation(value: Any) -> Neighbouring:
+    """A relation, or its string ("add_remove", "replace_one")."""
+    return Neighbouring.parse(value, owner="NeighbouringPair")
 
 
 @attrs.frozen(kw_only=True)
@@ -36,15 +37,23 @@ class NeighbouringPair:
 
     first: Any = attrs.field(eq=False)
     second: Any = attrs.field(eq=False)
-    relation: Neighbouring = attrs.field(validator=_check_relation)
+    relation: Neighbouring = attrs.field(converter=_relation)
     description: str = ""
 
 
 def _box(record_low: Any, record_high: Any, owner: str) -> tuple[Any, Any]:
     import numpy as np
 
-    low = np.asarray(record_low, dtype=float)
-    high = np.asarray(record_high, dtype=float)
+    try:
+        low = np.asarray(record_low, dtype=float)
+        high = np.asarray(record_high, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise check.fail("record_low", record_low, "real numbers (a record's lower bounds)",
+                         owner) from exc
+    if not np.all(np.isfinite(low)):
+        raise check.fail("record_low", record_low, "finite (no NaN or infinity)", owner)
+    if not np.all(np.isfinite(high)):
+        raise check.fail("record_high", record_high, "finite (no NaN or infinity)", owner)
     if low.shape != high.shape or np.any(low > high):
         raise check.fail("record_high", record_high, "the same shape as record_low and >= it",
                          owner)
@@ -72,9 +81,15 @@ def canary_pairs(dataset: Any, canary: Any, relation: Neighbouring) -> Neighbour
     in place of its first record (REPLACE_ONE): the membership-inference pair."""
     import numpy as np
 
+    owner = "canary_pairs"
     data = np.asarray(dataset, dtype=float)
     record = np.asarray(canary, dtype=float)[None]
-    rel = Neighbouring.parse(relation, owner="canary_pairs")
+    rel = Neighbouring.parse(relation, owner=owner)
+    if data.ndim < 1 or record.shape[1:] != data.shape[1:]:
+        raise check.fail("canary", canary, f"one record of the dataset's shape "
+                         f"{data.shape[1:]} (the dataset has shape {data.shape})", owner)
+    if rel is Neighbouring.REPLACE_ONE and len(data) == 0:
+        raise check.fail("dataset", dataset, "a non-empty dataset under REPLACE_ONE", owner)
     other = (np.concatenate([data, record]) if rel is Neighbouring.ADD_REMOVE
              else np.concatenate([record, data[1:]]))
     return NeighbouringPair(first=data, second=other, relation=rel, description="canary")

@@ -31,6 +31,9 @@ class AuditResult:
     confidence : float
     trials : int
         Draws per side used for the bound (the selection draws are extra).
+    selection_trials : int
+        Extra draws per side that chose the rejection set (each side was drawn
+        ``trials + selection_trials`` times).
     hits, hits_other : int
         How many of those draws of M(D), M(D') fell in the rejection set (after
         orientation: ``hits`` is the side S favours).
@@ -42,6 +45,13 @@ class AuditResult:
     gdp_mu_lower : float
         The f-DP (Gaussian) lower bound on mu from the same counts (Nasr et al. 2023),
         valid only under the assumption that the mechanism is Gaussian-like.
+    threat_model : str
+        What the adversary is assumed to see ("" for a mechanism's output).
+    ceiling : float
+        The largest fraction of the claim the attacked pair can certify, where it is
+        known not to reach it (1.0 otherwise).
+    stages : int
+        For a sequential audit, the number of stages run (1 otherwise).
     verdict : {"violation", "consistent", "inconclusive"}
         "violation" only when the lower bound exceeds the claim; "inconclusive" when the
         attack certified nothing (lower bound 0); "consistent" otherwise.
@@ -59,6 +69,15 @@ class AuditResult:
     distinguisher: str
     gdp_mu_lower: float = 0.0
     pair: Any = attrs.field(default=None, eq=False, repr=False)
+    selection_trials: int = 0
+    threat_model: str = ""
+    ceiling: float = 1.0
+    stages: int = 1
+
+    @property
+    def draws_per_side(self) -> int:
+        """Every draw made on each input, selection draws included."""
+        return self.trials + self.selection_trials
 
     @property
     def gdp_epsilon_lower(self) -> float:
@@ -90,19 +109,26 @@ def report(results: Sequence[AuditResult], *, markdown: bool = False) -> str:
 
     The "if Gaussian-like" column is the f-DP bound of Nasr et al. 2023 at the claimed
     delta, valid only for mechanisms whose trade-off curve is Gaussian; it never decides
-    the verdict.
+    the verdict. "draws/side" counts every draw on each input, the selection draws
+    included. Threat models, where a result states one, are listed under the table.
     """
     header = ["audit", "claim eps", "claim delta", "lower bound", "bound/claim",
-              "if Gaussian-like", "draws/side", "verdict"]
+              "pair ceiling", "if Gaussian-like", "draws/side", "verdict"]
     rows = [[r.name, f"{r.claim_epsilon:.4g}", f"{r.claim_delta:.3g}", f"{r.lower_bound:.4f}",
              f"{r.lower_bound / r.claim_epsilon:.3f}",
+             f"{r.ceiling:.3f}" if r.ceiling < 0.9995 else "-",
              f"{r.gdp_epsilon_lower:.4f}" if r.claim_delta > 0 else "-",
-             f"{r.trials:,}", r.verdict] for r in results]
+             f"{r.draws_per_side:,}", r.verdict] for r in results]
+    notes = [f"{r.name}: {r.threat_model}" for r in results if r.threat_model]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
+        if notes:
+            lines += ["", "Threat models:", ""] + [f"- {n}" for n in notes]
         return "\n".join(lines)
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    if notes:
+        lines += ["", "threat models:"] + [f"  {n}" for n in notes]
     return "\n".join(lines)

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -43,8 +43,8 @@ class SensitivityResult:
                 f"{self.pairs_tried} pairs: {verdict}")
 
 
-def _neighbour(data: NDArray[np.float64], record: NDArray[np.float64], index: int,
-               relation: Neighbouring, add: bool) -> NDArray[np.float64]:
+def _neighbour(data: Any, record: Any, index: int, relation: Neighbouring,
+               add: bool) -> Any:
     if relation is Neighbouring.REPLACE_ONE:
         other = data.copy()
         other[index] = record
@@ -55,15 +55,17 @@ def _neighbour(data: NDArray[np.float64], record: NDArray[np.float64], index: in
 
 
 def check_sensitivity(
-    function: Callable[[NDArray[np.float64]], Any],
+    function: Callable[[Any], Any],
     declared: Sensitivity,
     *,
-    record_low: Any,
-    record_high: Any,
+    record_low: Any = None,
+    record_high: Any = None,
     n_records: int = 10,
     trials: int = 2000,
     search_examples: int = 300,
     rng: RNGLike = None,
+    pairs: Sequence[NeighbouringPair] = (),
+    record_sampler: Callable[[np.random.Generator, int], Any] | None = None,
 ) -> SensitivityResult:
     """Search neighbouring datasets for the largest change of ``function``.
 
@@ -76,16 +78,42 @@ def check_sensitivity(
       sensitivities of sums, means and clipped statistics are attained;
     * a hypothesis search guided by ``hypothesis.target`` towards larger changes.
 
+    Two more sources of pairs, for data that is not a float box (integers, categories,
+    rows of mixed types): ``pairs``, known witness or candidate pairs, measured first; and
+    ``record_sampler(rng, k)``, which returns ``k`` records (an array with one record per
+    row, of any dtype): with it, random datasets and records come from the sampler and
+    ``record_low``/``record_high`` are not needed (the box searches are then skipped).
+
     The change is measured in ``declared.norm``. A result can only show a violation
-    (a lower bound on the true sensitivity), never prove a declaration correct.
+    (a lower bound on the true sensitivity), never prove a declaration correct. A
+    function that returns NaN or an infinity on some dataset is refused (its
+    sensitivity is undefined there), naming the dataset.
     """
     owner = "check_sensitivity"
     check.instance("declared", declared, Sensitivity, owner)
-    low = np.asarray(record_low, dtype=float)
-    high = np.asarray(record_high, dtype=float)
-    if low.shape != high.shape or np.any(low > high):
-        raise check.fail("record_high", record_high, "the same shape as record_low and >= it",
+    if not callable(function):
+        raise check.fail("function", function, "a callable f(dataset) -> number or array",
                          owner)
+    for i, p in enumerate(pairs):
+        check.instance(f"pairs[{i}]", p, NeighbouringPair, owner)
+    if record_sampler is not None and not callable(record_sampler):
+        raise check.fail("record_sampler", record_sampler, "a callable (rng, k) -> k records",
+                         owner)
+    box = record_low is not None or record_high is not None or record_sampler is None
+    if box:
+        try:
+            low = np.asarray(record_low, dtype=float)
+            high = np.asarray(record_high, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise check.fail("record_low", record_low, "real numbers (the record box)",
+                             owner) from exc
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+            raise check.fail("record_high" if np.all(np.isfinite(low)) else "record_low",
+                             record_high if np.all(np.isfinite(low)) else record_low,
+                             "finite (no NaN or infinity)", owner)
+        if low.shape != high.shape or np.any(low > high):
+            raise check.fail("record_high", record_high,
+                             "the same shape as record_low and >= it", owner)
     n = check.positive_int("n_records", n_records, owner)
     k = check.positive_int("trials", trials, owner)
     gen = as_generator(rng, owner=owner)
@@ -94,16 +122,35 @@ def check_sensitivity(
     best: tuple[float, NeighbouringPair | None] = (-1.0, None)
     tried = 0
 
-    def measure(data: NDArray[np.float64], other: NDArray[np.float64]) -> float:
+    def value(data: Any) -> NDArray[np.float64]:
+        out = np.asarray(function(data), dtype=float)
+        if not np.all(np.isfinite(out)):
+            raise check.fail("function", function, "a function with finite values on every "
+                             "dataset", owner, f"it returned {out!r} on the dataset {data!r}")
+        return out
+
+    def measure(data: Any, other: Any) -> float:
         nonlocal best, tried
         tried += 1
-        change = float(np.linalg.norm(
-            np.ravel(np.asarray(function(data), float) - np.asarray(function(other), float)),
-            ord=order))
+        change = float(np.linalg.norm(np.ravel(value(data) - value(other)), ord=order))
         if change > best[0]:
             best = (change, NeighbouringPair(first=data, second=other, relation=relation,
                                              description="worst pair found"))
         return change
+
+    for p in pairs:
+        measure(p.first, p.second)
+
+    if not box:
+        assert record_sampler is not None
+        for t in range(k):
+            data = np.asarray(record_sampler(gen, n))
+            record = np.asarray(record_sampler(gen, 1))[0]
+            index = int(gen.integers(n))
+            measure(data, _neighbour(data, record, index, relation, add=bool(t % 2)))
+        change, pair = best
+        return SensitivityResult(declared=declared, largest=change, worst_pair=pair,
+                                 pairs_tried=tried)
 
     def draw(corners: bool, size: tuple[int, ...]) -> NDArray[np.float64]:
         u = gen.random(size + low.shape)

@@ -9,12 +9,23 @@ Run: .venv/bin/python benchmarks/audits.py
    seed (same verdict and bound).
 3. Tightness: Laplace at epsilon 1, 95%, lower bound for 10^4, 10^5, 10^6 draws per side,
    next to what an oracle knowing the best threshold certifies (0.94, 0.98, 0.994).
+4. Floating-point leak: ``x + numpy Laplace`` claimed at epsilon 0.1 against privkit's
+   safe ``release`` of the same mechanism, 10^5 draws per side (reachability test).
+5. Sequential testing: draws per side needed to flag Laplace noise of half the scale
+   (true epsilon 2, claim 1), locally and on a dask LocalCluster (one worker).
+6. Bands and patterns: the sparse vector that also releases the first positive answer's
+   noisy value, bound at 10^6 draws per side over the pair's exact epsilon.
+
+Part 2 uses two processes; it runs only with ``--parallel`` (the shared machine's rule is
+one core per engineer). Results: ``benchmarks/results/audits.txt``.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
@@ -28,7 +39,24 @@ def slow_laplace(value: float, rng: np.random.Generator) -> float:
     total = 0.0
     for i in range(200):
         total += i * 1e-12
-    return value + float(rng.laplace(0.0, 1.0)) + total * 0.0
+    return _snap(value + float(rng.laplace(0.0, 1.0)) + total * 0.0)
+
+
+def _snap(x: float) -> float:
+    """On a 2^-30 grid: no floating-point leak (part 4 measures that one)."""
+    return float(np.round(x * 2.0**30) / 2.0**30)
+
+
+def naive_laplace(value: float, rng: np.random.Generator, size: int) -> np.ndarray:
+    return value + rng.laplace(0.0, 10.0, size)
+
+
+def half_scale(value: float, rng: np.random.Generator) -> float:
+    return _snap(value + float(rng.laplace(0.0, 0.5)))
+
+
+def half_scale_batched(value: float, rng: np.random.Generator, size: int) -> np.ndarray:
+    return np.round((value + rng.laplace(0.0, 0.5, size)) * 2.0**30) / 2.0**30
 
 
 def main() -> None:
@@ -38,13 +66,74 @@ def main() -> None:
     result = audit(case.system, case.pair, epsilon=1.0, trials=2_000_000, rng=0)
     seconds = time.perf_counter() - start
     draws = 2 * 2_000_000 * 1.2
-    print(f"vectorised Laplace audit: {draws / seconds / 1e6:.1f} million draws/s "
-          f"({seconds:.2f} s for 2 x 2.4M draws), bound {result.lower_bound:.4f}")
 
+    lines: list[str] = [(f"vectorised Laplace audit (safe release): {draws / seconds / 1e6:.1f} "
+                        f"million draws/s ({seconds:.2f} s for 2 x 2.4M draws), bound "
+                        f"{result.lower_bound:.4f}")]
+    print(lines[0])
     pair = NeighbouringPair(first=0.0, second=1.0, relation=Neighbouring.ADD_REMOVE)
+    if "--parallel" in sys.argv:
+        _parallel(pair)
+
+    print("Laplace eps = 1, 95%: draws/side, lower bound, oracle")
+    lines.append("Laplace eps = 1, 95%: draws/side, lower bound, oracle")
+    for n, oracle in ((10_000, 0.94), (100_000, 0.98), (1_000_000, 0.994)):
+        bound = audit(case.system, case.pair, epsilon=1.0, trials=n, rng=3).lower_bound
+        print(f"  {n:>9,}  {bound:.4f}  {oracle}")
+        lines.append(f"  {n:>9,}  {bound:.4f}  {oracle}")
+
+    from privkit.mechanisms import Laplace
+
+    mech = Laplace.for_epsilon(0.1, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
+    naive = audit(naive_laplace, pair, epsilon=0.1, trials=100_000, rng=3)
+    safe = audit(lambda v, r, n: mech.release(v, rng=r, size=n), pair, epsilon=0.1,
+                 trials=100_000, rng=3)
+    lines.append(f"float leak, claim 0.1, 10^5 draws/side: naive x + numpy Laplace bound "
+                 f"{naive.lower_bound:.4f} ({naive.verdict}, rule: {naive.rule}); privkit "
+                 f"release bound {safe.lower_bound:.4f} ({safe.verdict})")
+    print(lines[-1])
+
+    from privkit.audits import sequential_audit
+
+    start = time.perf_counter()
+    seq = sequential_audit(half_scale_batched, pair, epsilon=1.0, rng=4)
+    lines.append(f"sequential, Laplace at half scale (true eps 2, claim 1): {seq.verdict} "
+                 f"after {seq.stages} stage(s), {seq.draws_per_side:,} draws/side in all, "
+                 f"bound {seq.lower_bound:.4f} at {seq.confidence:.0%} "
+                 f"({time.perf_counter() - start:.2f} s)")
+    print(lines[-1])
+    from dask.distributed import Client, LocalCluster
+
+    local = sequential_audit(half_scale, pair, epsilon=1.0, rng=6, batched=False)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        remote = sequential_audit(half_scale, pair, epsilon=1.0, rng=6, batched=False,
+                                  executor=client)
+    lines.append(f"sequential, non-batched, dask LocalCluster (1 worker process): "
+                 f"{remote.verdict} after {remote.draws_per_side:,} draws/side, bound "
+                 f"{remote.lower_bound:.4f}; same result as local: {remote == local}")
+    print(lines[-1])
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "audits"))
+    from test_hardening import _svt_value_true_epsilon, _svt_with_value
+
+    worst, svt, scale, system = _svt_with_value()
+    true = _svt_value_true_epsilon(svt, scale, len(worst.first) - 1)
+    svt_pair = NeighbouringPair(first=worst.first, second=worst.second,
+                                relation=Neighbouring.ADD_REMOVE)
+    res = audit(system, svt_pair, epsilon=1.0, trials=1_000_000, rng=12)
+    lines.append(f"sparse vector + noisy value (claim 1, pair's exact eps {true:.4f}), 10^6 "
+                 f"draws/side: bound {res.lower_bound:.4f} = {res.lower_bound / true:.3f} of "
+                 f"the pair's epsilon ({res.distinguisher})")
+    print(lines[-1])
+    out = Path(__file__).resolve().parent / "results" / "audits.txt"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _parallel(pair: NeighbouringPair) -> None:
     kwargs = dict(epsilon=1.0, trials=100_000, batched=False, rng=9)
     start = time.perf_counter()
-    serial = audit(slow_laplace, pair, **kwargs)
+    serial = audit(slow_laplace, pair, **kwargs)  # type: ignore[arg-type]
     one = time.perf_counter() - start
     with ProcessPoolExecutor(max_workers=2) as pool:
         start = time.perf_counter()
@@ -62,11 +151,6 @@ def main() -> None:
     print(f"dask LocalCluster (2 workers): {dask_seconds:.2f} s, bound "
           f"{on_dask.lower_bound:.4f}, verdict {on_dask.verdict}; same as local: "
           f"{on_dask == serial}")
-
-    print("Laplace eps = 1, 95%: draws/side, lower bound, oracle")
-    for n, oracle in ((10_000, 0.94), (100_000, 0.98), (1_000_000, 0.994)):
-        bound = audit(case.system, case.pair, epsilon=1.0, trials=n, rng=3).lower_bound
-        print(f"  {n:>9,}  {bound:.4f}  {oracle}")
 
 
 if __name__ == "__main__":

@@ -71,10 +71,36 @@ class NoisyArgmax(Mechanism):
 
     @classmethod
     def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
-        """Four candidates under REPLACE_ONE: candidate 0 moves up by Δ on D', the others
-        down by Δ (valid for every Δ-bounded utility; not known to be extremal)."""
+        """k candidates under REPLACE_ONE: all utilities 0 on D; on D' candidate 0 moves up
+        by Δ and the k - 1 others down by Δ, with ``k = clip(40 e^eps, 4, 128)``.
+
+        The privacy loss of the output "candidate 0" is
+        ``log(k P'[0])``, which tends to ``2Δ / noise_scale = eps`` as k grows: the others'
+        mass dominates the normaliser (for the exponential mechanism,
+        ``P'[0] = e^(eps/2) / (e^(eps/2) + (k - 1) e^(-eps/2))``; McSherry, Talwar 2007;
+        Dwork, Roth 2014, Theorem 3.10's proof). k is capped so that output 0 keeps a
+        probability of about 1/k that 10^6 draws can measure. ``ceiling`` is this pair's
+        exact epsilon over the claim: ``P'[0]`` is the integral of the noise density
+        against the other candidates' CDFs (scipy quad; closed form for Gumbel noise).
+        """
+        import math
+
+        from scipy import integrate, stats
+
         mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.REPLACE_ONE)
-        return WorstCase(mech, np.zeros(4), np.array([1.0, -1.0, -1.0, -1.0]))
+        k = int(min(128, max(4, math.ceil(40.0 * math.exp(epsilon)))))
+        second = -np.ones(k)
+        second[0] = 1.0
+        gap = 2.0 / mech.noise_scale  # candidate 0's lead over each other, in noise units
+        if cls.kind == "exponential":
+            win = 1.0 / (1.0 + (k - 1) * math.exp(-gap))
+        else:
+            law = stats.laplace if cls.kind == "report_noisy_max" else stats.expon
+            lo, hi = law.ppf(1e-16) - gap, law.isf(1e-16) + gap
+            win = float(integrate.quad(lambda x: law.pdf(x) * law.cdf(x + gap) ** (k - 1),
+                                       lo, hi, limit=400, points=[0.0, -gap])[0])
+        true = max(math.log(win * k), abs(math.log((1.0 - win) / (1.0 - 1.0 / k))))
+        return WorstCase(mech, np.zeros(k), second, ceiling=min(1.0, true / epsilon))
 
     @property
     def pure_epsilon(self) -> float:

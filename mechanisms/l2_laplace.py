@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
+from numpy.typing import NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
@@ -72,10 +73,19 @@ class L2Laplace(AdditiveMechanism):
     def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
         """Vectors 0 and e_1 in R^3 under ADD_REMOVE: the loss reaches epsilon along e_1."""
         mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
-        return WorstCase(mech, np.zeros(3), np.array([1.0, 0.0, 0.0]))
+        return WorstCase(mech, np.zeros(3), np.array([1.0, 0.0, 0.0]),
+                         statistic=_log_likelihood_ratio)
 
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
     def _standard_noise(self, query_ndim: int) -> StandardNoise:
         return l2_laplace_noise(query_ndim)
+
+
+def _log_likelihood_ratio(outputs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``||y - e_1|| - ||y||``, the privacy loss of the worst-case pair up to the factor
+    1/beta (a post-processing; rounded so equal losses compare equal)."""
+    shifted = np.linalg.norm(outputs - np.array([1.0, 0.0, 0.0]), axis=-1)
+    out: NDArray[np.float64] = np.round(shifted - np.linalg.norm(outputs, axis=-1), 9)
+    return out

@@ -96,7 +96,11 @@ class StabilityHistogram(Mechanism):
         per_cell = dlt if rel is Neighbouring.ADD_REMOVE else dlt / (1.0 + math.exp(1.0 / b))
         spread = 1.0 + (c - 1) * math.exp(-1.0 / b)
         tau = max(1.0, 1.0 + b * math.log(spread / (2.0 * per_cell)))
-        return cls(noise_scale=b, threshold=tau, n_classes=c, relation=rel)
+        mechanism = cls(noise_scale=b, threshold=tau, n_classes=c, relation=rel)
+        while mechanism.guarantees()[0].delta_at(eps) > dlt:  # rounding: step tau up
+            tau = math.nextafter(tau, math.inf)
+            mechanism = cls(noise_scale=b, threshold=tau, n_classes=c, relation=rel)
+        return mechanism
 
     @classmethod
     def worst_case(cls, epsilon: float, delta: float) -> WorstCase:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main"]
 
@@ -46,19 +48,27 @@ def _build_parser() -> argparse.ArgumentParser:
         "audit", help="audit the built-in mechanisms (or the named ones) empirically",
         description="Attack each mechanism on its worst-case neighbouring pair and print its "
         "claim against the epsilon lower bound measured at the given confidence. A claim is "
-        "violated only when the lower bound exceeds it.")
+        "violated only when the lower bound exceeds it. Exit code 1 if a claim is violated, "
+        "2 on bad options or when a named case cannot run (a missing optional dependency).")
     audit.add_argument("names", nargs="*", metavar="NAME",
                        help="mechanisms to audit (default: all registered)")
     audit.add_argument("--epsilon", type=float, default=1.0,
                        help="the epsilon each mechanism is calibrated to (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5,
-                       help="the delta approximate-DP mechanisms are calibrated to (default "
-                       "1e-5; pure mechanisms are audited at delta 0)")
+                       help="the delta approximate-DP mechanisms are calibrated to, in (0, 1) "
+                       "(default 1e-5; pure mechanisms are audited at delta 0 whatever it is)")
     audit.add_argument("--trials", type=int, default=1_000_000,
-                       help="draws per side (default 10^6)")
+                       help="draws per side that measure the rejection set (default 10^6, at "
+                       "least 10); 20%% more choose it; slow cases cap it (their max_trials)")
     audit.add_argument("--confidence", type=float, default=0.95,
                        help="confidence of the lower bounds (default 0.95)")
-    audit.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
+    audit.add_argument("--seed", type=int, default=2026,
+                       help="random seed, >= 0 (default 2026)")
+    audit.add_argument("--sequential", action="store_true",
+                       help="audit in stages of 2,000 x 4^k draws per side up to --trials, "
+                       "stopping at the first violation (the confidence is split over the "
+                       "stages, so the verdict holds at --confidence); the table shows the "
+                       "draws used")
     audit.add_argument("--report", metavar="PATH",
                        help="also write the table as markdown to PATH")
     return parser
@@ -77,47 +87,144 @@ def _account(args: argparse.Namespace) -> int:
         delta = args.delta if args.delta is not None else (doc.delta if doc.delta is not None
                                                             else 1e-5)
         result = tightest(doc.plan, delta=delta, accountants=accountants)
+    certified = math.isfinite(result.epsilon) and math.isfinite(result.delta) and (
+        result.delta < 1.0)
     if args.json:
-        print(json.dumps({
+        print(json.dumps(_finite_or_null({
             "epsilon": result.epsilon, "delta": result.delta, "accountant": result.accountant,
             "by_accountant": result.by_accountant, "refused": result.refused,
-        }, indent=2))
-        return 0
+            "certified": certified,
+        }), indent=2, allow_nan=False))
+        return 0 if certified else 1
     tree = doc.plan.tree() if isinstance(doc.plan, PlanNode) else str(doc.plan)
     print(tree)
     print()
     print(result.table())
     print()
+    if not certified:
+        print("no accountant certifies a finite guarantee for this plan", file=sys.stderr)
+        return 1
     print(f"tightest: ({result.epsilon:.6g}, {result.delta:.3g})-DP by the "
           f"{result.accountant} accountant")
     return 0
 
 
+def _finite_or_null(value: Any) -> Any:
+    """JSON has no infinity or NaN: such numbers become null (``certified`` says why)."""
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+#: Which optional extra provides each third-party module a case may need.
+_EXTRAS = {"sklearn": "algorithms", "cvxpy": "algorithms", "opacus": "algorithms",
+           "torch": "algorithms", "flwr": "algorithms", "hypothesis": "audits",
+           "tqdm": "audits", "dask": "audits", "distributed": "audits",
+           "matplotlib": "audits", "randomgen": "secure", "scipy": "audits"}
+
+
+def _missing_extra(exc: ModuleNotFoundError) -> str:
+    module = (exc.name or "").split(".")[0]
+    extra = _EXTRAS.get(module, "all")
+    return (f"needs the module {module!r}: install it with pip install "
+            f"\"privkit[{extra}]\"")
+
+
+def _check_audit_args(args: argparse.Namespace) -> None:
+    """Refuse bad options before any draw is made (a bad --report path included)."""
+    from privkit import _validation as check
+    from privkit.audits.attacks import MIN_TRIALS
+
+    owner = "privkit audit"
+    check.positive_finite("--epsilon", args.epsilon, owner)
+    check.open_unit("--delta", args.delta, owner)
+    check.open_unit("--confidence", args.confidence, owner)
+    if args.trials < MIN_TRIALS:
+        raise check.fail("--trials", args.trials, f"an integer >= {MIN_TRIALS} (draws per "
+                         "side)", owner)
+    if args.seed < 0:
+        raise check.fail("--seed", args.seed, "an integer >= 0", owner)
+    if args.report:
+        from pathlib import Path
+
+        path = Path(args.report)
+        existed = path.exists()
+        try:
+            with path.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise check.fail("--report", args.report, "a writable file path", owner,
+                             str(exc)) from exc
+        if not existed:
+            path.unlink()
+
+
 def _audit(args: argparse.Namespace) -> int:
+    import logging
+    import time
+    import warnings
     from pathlib import Path
 
-    import numpy as np
+    import attrs
 
+    try:
+        import numpy as np
+
+        from privkit.audits import audit, report, sequential_audit
+        from privkit.audits.registry import CASES
+    except ModuleNotFoundError as exc:
+        print(f"privkit audit: error: the auditor {_missing_extra(exc)}", file=sys.stderr)
+        return 2
     from privkit._validation import fail
-    from privkit.audits import audit, report
-    from privkit.audits.registry import CASES
 
+    _check_audit_args(args)
     names = args.names or sorted(CASES)
     unknown = [n for n in names if n not in CASES]
     if unknown:
         raise fail("NAME", unknown[0], f"one of {', '.join(sorted(CASES))}", "privkit audit")
     results = []
-    for i, name in enumerate(names):
-        case = CASES[name](args.epsilon, args.delta)
-        trials = min(args.trials, case.max_trials or args.trials)
-        results.append(audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
-                             trials=trials, confidence=args.confidence,
-                             rng=np.random.SeedSequence([args.seed, i]), name=name))
-        print(f"  {results[-1]}", file=sys.stderr, flush=True)
-    print(report(results))
-    if args.report:
+    skipped: list[str] = []
+    start = time.perf_counter()
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)  # third-party log lines (opacus) stay out of the output
+    try:
+        for i, name in enumerate(names):
+            print(f"[{i + 1}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    case = CASES[name](args.epsilon, args.delta)
+                    trials = min(args.trials, case.max_trials or args.trials)
+                    run = sequential_audit if args.sequential else audit
+                    extra = ({"max_trials": trials, "first_stage": min(2_000, trials)}
+                             if args.sequential else {"trials": trials})
+                    result = run(case.system, case.pair, epsilon=case.epsilon,
+                                 delta=case.delta, confidence=args.confidence,
+                                 rng=np.random.SeedSequence([args.seed, i]), name=name,
+                                 threat_model=case.threat_model, **extra)
+            except ModuleNotFoundError as exc:
+                skipped.append(name)
+                print(f"      skipped: {name} {_missing_extra(exc)}", file=sys.stderr,
+                      flush=True)
+                continue
+            results.append(attrs.evolve(result, ceiling=case.ceiling))
+            print(f"      {results[-1]} ({time.perf_counter() - start:.0f} s)",
+                  file=sys.stderr, flush=True)
+    finally:
+        logging.disable(previous)
+    if results:
+        print(report(results))
+    if skipped:
+        print(f"\nnot audited (missing optional dependencies): {', '.join(skipped)}")
+    if args.report and results:
         Path(args.report).write_text(report(results, markdown=True) + "\n", encoding="utf-8")
-    return 1 if any(r.verdict == "violation" for r in results) else 0
+    if any(r.verdict == "violation" for r in results):
+        return 1
+    return 2 if set(skipped) & set(args.names) else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,7 +39,8 @@ def test_correct_declarations_pass(relation):
 def test_hypothesis_search_finds_what_random_draws_miss():
     """A function that moves by more than declared only near an interior point (a
     smooth peak of height 3 at (0.7, 0.3)): 20 random and corner draws miss it; the
-    search guided by hypothesis.target climbs to it."""
+    search guided by hypothesis.target climbs to it (1000 examples: at 500 the
+    derandomized search missed it once privkit.algorithms had been imported)."""
     def spike(data):
         return np.array([3.0 * np.exp(-200.0 * np.sum((data - [0.7, 0.3]) ** 2, axis=1)).sum()])
 
@@ -47,7 +48,7 @@ def test_hypothesis_search_finds_what_random_draws_miss():
     quick = check_sensitivity(spike, declared, record_low=[0, 0], record_high=[1, 1],
                               trials=20, search_examples=0, rng=2)
     searched = check_sensitivity(spike, declared, record_low=[0, 0], record_high=[1, 1],
-                                 trials=20, search_examples=500, rng=2)
+                                 trials=20, search_examples=1000, rng=2)
     assert not quick.violation
     assert searched.violation
 

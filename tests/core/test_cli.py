@@ -98,3 +98,81 @@ def test_audit_unknown_name_is_refused(capsys):
     """An unknown mechanism name exits 2 listing the known ones."""
     assert main(["audit", "teleport"]) == 2
     assert "one of analyze_gauss" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--trials", "3", "`--trials` must be an integer >= 10"),
+    ("--seed", "-1", "`--seed` must be an integer >= 0"),
+    ("--delta", "1", "`--delta` must be in (0, 1)"),
+    ("--epsilon", "0", "`--epsilon` must be a finite number > 0"),
+    ("--confidence", "1.5", "`--confidence` must be in (0, 1)"),
+])
+def test_audit_bad_options_exit_2_before_any_draw(option, value, message, capsys):
+    """Bad options are refused before the first case runs (a pure mechanism's delta is
+    checked too, though pure mechanisms are audited at delta 0)."""
+    assert main(["audit", "laplace", option, value]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "[1/1]" not in err
+
+
+def test_audit_bad_report_path_is_found_before_the_run(tmp_path, capsys):
+    """An unwritable --report path is refused up front, not after the audits."""
+    path = tmp_path / "missing-dir" / "report.md"
+    assert main(["audit", "laplace", "--report", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "`--report` must be a writable file path" in err
+    assert "[1/1]" not in err
+
+
+def test_audit_prints_threat_models_and_progress(capsys):
+    """An algorithm's row comes with its threat model; progress lines go to stderr."""
+    pytest.importorskip("sklearn")
+    assert main(["audit", "output_perturbation", "--trials", "20000"]) == 0
+    captured = capsys.readouterr()
+    assert "threat models:" in captured.out
+    assert "output_perturbation: black box on the released weights" in captured.out
+    assert "[1/1] output_perturbation" in captured.err
+
+
+def test_audit_missing_extra_names_the_extra(capsys):
+    """A case whose optional dependency is missing is skipped with the extra to install
+    (was a ModuleNotFoundError traceback after three cases)."""
+    from privkit.audits import registry
+
+    def needs_sklearn(epsilon, delta):
+        raise ModuleNotFoundError("No module named 'sklearn'", name="sklearn")
+
+    registry.register("needs_sklearn", needs_sklearn)
+    try:
+        assert main(["audit", "laplace", "needs_sklearn", "--trials", "1000"]) == 2
+    finally:
+        registry._ALGORITHMS.pop("needs_sklearn")
+    captured = capsys.readouterr()
+    assert 'pip install "privkit[algorithms]"' in captured.err
+    assert "laplace" in captured.out
+    assert "not audited (missing optional dependencies): needs_sklearn" in captured.out
+
+
+def test_account_json_with_infinite_epsilon_is_json_and_exits_1(tmp_path, capsys):
+    """No accountant certifies a finite epsilon at delta 0 for a Gaussian: the JSON is
+    valid (null, not Infinity), says certified false, and the exit code is 1."""
+    plan = tmp_path / "gauss.json"
+    plan.write_text('{"relation": "add_remove", "plan": '
+                    '{"gaussian": {"noise_scale": 1.0, "l2_sensitivity": 1.0}}}')
+    code = main(["account", str(plan), "--json", "--delta", "0"])
+    out = capsys.readouterr().out
+    result = json.loads(out)
+    assert "Infinity" not in out
+    assert result["epsilon"] is None
+    assert result["certified"] is False
+    assert code == 1
+
+
+def test_audit_sequential_reports_draws_used(capsys):
+    """--sequential stops a correct mechanism at the --trials cap and prints the draws
+    every stage used (2,000 then 8,000 measured draws, with their selection draws)."""
+    assert main(["audit", "laplace", "--sequential", "--trials", "8000"]) == 0
+    out = capsys.readouterr().out
+    assert "laplace" in out
+    assert "12,000" in out  # 2,400 + 9,600 draws per side over the two stages

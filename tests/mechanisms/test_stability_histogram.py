@@ -27,6 +27,8 @@ def test_calibration_spends_exactly_the_target(relation, n_classes):
     assert isinstance(g, ApproxDP)
     assert g.epsilon == pytest.approx(0.7, rel=1e-12)
     assert g.delta == pytest.approx(1e-6, rel=1e-9)
+    assert g.delta <= 1e-6  # never above the target, so epsilon_at(1e-6) is finite
+    assert m.epsilon_at(1e-6) == pytest.approx(0.7, rel=1e-12)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3, 10])

@@ -1,0 +1,51 @@
+"""The learning algorithms' audit cases certify a real fraction of their claims."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from privkit.audits import audit
+from privkit.audits.registry import CASES, objective_minimiser
+
+ALGORITHMS = ["output_perturbation", "objective_perturbation", "dp_pca", "dp_sgd_svm",
+              "dpdr_dpml", "fed_dpdr_dpml"]
+
+
+def test_closed_form_minimiser_matches_the_solver():
+    """The objective-perturbation case's exact minimiser equals privkit's own solve_erm
+    on the case's data, for noise in each piece of the Huber loss (linear, quadratic,
+    flat)."""
+    from privkit.algorithms import solve_erm
+    from privkit.algorithms._losses import MarginLoss
+
+    n, lam = 200, 0.2
+    for label in (1.0, -1.0):
+        rows = np.zeros((n, 1))
+        rows[0, 0] = 1.0
+        y = np.ones(n)
+        y[0] = label
+        for b in (-300.0, -120.0, -45.0, -3.0, 0.0, 0.7, 2.5, 40.0):
+            w = solve_erm(rows, y, MarginLoss("huber"), lam, linear=np.array([b / n]))
+            assert objective_minimiser(b, label, n, lam)[()] == pytest.approx(w[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_each_case_states_its_threat_model(name):
+    assert CASES[name](1.0).threat_model
+
+
+@pytest.mark.slow
+@pytest.mark.statistical
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_algorithm_cases_certify_half_their_claim(name, epsilon):
+    """At 10^6 draws per side each learning algorithm's case certifies at least 0.5 of
+    its claim (issue 11) and never more than the claim: the bound is valid with
+    probability 95%, so the upper check fails with probability <= 5% (seeded); the lower
+    one measures power (about 0.63-0.99 of the claim in benchmarks/results/audit_cli.txt)."""
+    case = CASES[name](epsilon)
+    result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
+                   trials=1_000_000, rng=[21, int(epsilon)], name=name)
+    assert result.verdict == "consistent", str(result)
+    assert result.lower_bound >= 0.5 * epsilon, str(result)
