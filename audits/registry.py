@@ -50,6 +50,11 @@ class AuditCase:
     #: What the adversary is assumed to see, printed with the result ("" for the output
     #: of a mechanism, the usual black box).
     threat_model: str = ""
+    #: Whose claim is tested: ``"privkit"`` (the guarantee privkit computes; a violation
+    #: is a bug) or ``"paper"`` (a source paper's claim that privkit does not make; the
+    #: verdict is reported, and ``privkit audit`` does not fail on it).
+    claim: str = attrs.field(default="privkit",
+                             validator=attrs.validators.in_(("privkit", "paper")))
 
 
 _ALGORITHMS: dict[str, Callable[..., AuditCase]] = {}
@@ -369,6 +374,20 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
         f"noise multiplier {sigma:.4g}, from the estimator's plan"))
 
 
+def _from_module(module: str, function: str, **changes: Any) -> Callable[..., AuditCase]:
+    """A case built by ``privkit.algorithms.<module>.<function>(epsilon, delta)``, imported
+    when it runs (so that ``privkit audit`` lists it without importing scikit-learn)."""
+
+    def build(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+        import importlib
+
+        case: AuditCase = getattr(importlib.import_module(f"privkit.algorithms.{module}"),
+                                  function)(eps, delta)
+        return attrs.evolve(case, **changes) if changes else case
+
+    return build
+
+
 for _name, _build in {
     "output_perturbation": _output_perturbation,
     "objective_perturbation": _objective_perturbation,
@@ -376,5 +395,10 @@ for _name, _build in {
     "dp_sgd_svm": _dp_sgd_svm,
     "dpdr_dpml": _dpdr_dpml,
     "fed_dpdr_dpml": _fed_dpdr_dpml,
+    "private_svdd": _from_module("svdd", "audit_case"),
+    "equilibrium_points": _from_module("equilibrium", "audit_case"),
+    "equilibrium_points_paper": _from_module("equilibrium", "audit_case_paper", claim="paper"),
+    "lp_svm_dmw": _from_module("lp_svm", "audit_case"),
+    "dpksvmel_paper": _from_module("dpksvmel", "audit_case", claim="paper"),
 }.items():
     register(_name, _build)
