@@ -313,6 +313,10 @@ class AdditiveMechanism(Mechanism):
     __slots__ = ()
     noise_scale: float
     sensitivity: Sensitivity
+    #: ``release(value, integer_valued=True)`` declares (publicly) that every possible
+    #: answer is an integer, such as a count: the grid step then divides 1 and snapping
+    #: costs nothing, so long histograms release at small epsilon.
+    release_options: ClassVar[tuple[str, ...]] = ("integer_valued",)
 
     @property
     def noise_multiplier(self) -> float:
@@ -357,7 +361,8 @@ class AdditiveMechanism(Mechanism):
         out: NDArray[Any] = release_on_grid(
             value, noise_scale=self.noise_scale, sensitivity=self.sensitivity.value,
             dimension_penalty=penalty, standard_noise=self._standard_noise(ndim),
-            rng=rng, shape=shape, owner=f"{type(self).__name__}.release")
+            rng=rng, shape=shape, owner=f"{type(self).__name__}.release",
+            integer_valued=bool(options.get("integer_valued", False)))
         return out
 
 

@@ -48,6 +48,7 @@ class DiscreteGaussian(AdditiveMechanism):
 
     kind: ClassVar[str] = "discrete_gaussian"
 
+    release_options: ClassVar[tuple[str, ...]] = ()  # outputs are integers already
     noise_scale: float = noise_scale_field()
     sensitivity: Sensitivity = sensitivity_field(Norm.L2)
 

@@ -71,6 +71,7 @@ class DiscreteLaplace(AdditiveMechanism):
 
     kind: ClassVar[str] = "discrete_laplace"
 
+    release_options: ClassVar[tuple[str, ...]] = ()  # outputs are integers already
     noise_scale: float = noise_scale_field()
     sensitivity: Sensitivity = sensitivity_field(Norm.L1)
 
