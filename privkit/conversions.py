@@ -284,21 +284,31 @@ def _zcdp_epsilon_at(log_a_minus_1: float, rho: float, log_delta: float) -> floa
 
 
 def _minimise_over_orders(objective: object) -> float:
-    """Minimise f(log(a - 1)) over a in (1, 1 + e^12]: grid search, then Brent refinement.
+    """Minimise f(log(a - 1)) over a in (1, 1 + e^12]: grid search, then golden-section
+    refinement between the grid minimum's neighbours (Kiefer 1953).
 
     Any order gives a valid bound, so the result is valid however well the search does;
-    the grid makes it robust, the refinement makes it tight.
+    the grid makes it robust, the refinement makes it tight. Pure Python: importing
+    scipy.optimize for this one call cost 0.9 s of every ``privkit account``.
     """
-    from scipy import optimize
-
     f = objective  # a callable of log(a - 1)
     grid = np.linspace(-12.0, 12.0, 241)
-    values = np.array([f(t) for t in grid])  # type: ignore[operator]
+    values = [f(t) for t in grid]  # type: ignore[operator]
     i = int(np.argmin(values))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    result = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded",
-                                      options={"xatol": 1e-10})
-    return float(min(values[i], result.fun))
+    lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, len(grid) - 1)])
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1, f2 = f(x1), f(x2)  # type: ignore[operator]
+    while hi - lo > 1e-10:
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - ratio * (hi - lo)
+            f1 = f(x1)  # type: ignore[operator]
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + ratio * (hi - lo)
+            f2 = f(x2)  # type: ignore[operator]
+    return float(min(values[i], f1, f2))
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
