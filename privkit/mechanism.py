@@ -355,7 +355,7 @@ class AdditiveMechanism(Mechanism):
     def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                  **options: Any) -> NDArray[Any]:
         release_on_grid = _grid_release()
-        ndim = np.ndim(value)
+        ndim = value.ndim if isinstance(value, np.ndarray) else 0  # a float on the fast path
         penalty: Callable[[int], float] = (
             float if self.sensitivity.norm is Norm.L1 else math.sqrt)
         out: NDArray[Any] = release_on_grid(
