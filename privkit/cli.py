@@ -71,7 +71,25 @@ def _build_parser() -> argparse.ArgumentParser:
                        "draws used")
     audit.add_argument("--report", metavar="PATH",
                        help="also write the table as markdown to PATH")
+
+    reproduce = commands.add_parser(
+        "reproduce", help="rerun a source paper's experiments with privkit",
+        description="Rerun a paper's experimental protocol with privkit's implementation and "
+        "print privkit's results (and privkit's own guarantee) next to the paper's. Papers: "
+        + "; ".join(f"{name}: {title}" for name, (_, title) in _REPRODUCTIONS.items())
+        + ". Options after PAPER go to that paper's runner (PAPER --help lists them).")
+    reproduce.add_argument("paper", metavar="PAPER", help=f"one of {', '.join(_REPRODUCTIONS)}")
+    reproduce.add_argument("options", nargs=argparse.REMAINDER,
+                           help="options of the paper's runner")
     return parser
+
+
+#: ``privkit reproduce`` papers: name -> (module whose ``main(argv)`` runs it, citation).
+_REPRODUCTIONS = {
+    "park2022": ("privkit.algorithms.park2022",
+                 ("J. Park, \"Differentially private multi-class classification using kernel "
+                  "supports and equilibrium points\" (2022)")),
+}
 
 
 def _account(args: argparse.Namespace) -> int:
@@ -234,6 +252,28 @@ def _audit(args: argparse.Namespace) -> int:
     return 2 if set(skipped) & set(args.names) else 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    import importlib
+
+    from privkit._validation import fail
+
+    if args.paper not in _REPRODUCTIONS:
+        raise fail("PAPER", args.paper, f"one of {', '.join(_REPRODUCTIONS)}",
+                   "privkit reproduce")
+    module_name, _ = _REPRODUCTIONS[args.paper]
+    try:
+        runner = importlib.import_module(module_name)
+        code: int = runner.main([*args.options])
+    except ModuleNotFoundError as exc:
+        print(f"privkit reproduce: error: {args.paper} {_missing_extra(exc)}",
+              file=sys.stderr)
+        return 2
+    return code
+
+
+_COMMANDS = {"account": _account, "audit": _audit, "reproduce": _reproduce}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     parser = _build_parser()
@@ -244,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from privkit.errors import PrivkitError
 
     try:
-        return _account(args) if args.command == "account" else _audit(args)
+        return _COMMANDS[args.command](args)
     except (PrivkitError, OSError) as exc:
         print(f"privkit {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -176,3 +176,21 @@ def test_audit_sequential_reports_draws_used(capsys):
     out = capsys.readouterr().out
     assert "laplace" in out
     assert "12,000" in out  # 2,400 + 9,600 draws per side over the two stages
+
+
+def test_reproduce_unknown_paper_is_refused_by_name(capsys):
+    """An unknown paper exits 2 with the list of papers, not a traceback."""
+    assert main(["reproduce", "nope2099"]) == 2
+    err = capsys.readouterr().err
+    assert "PAPER" in err
+    assert "park2022" in err
+    assert "nope2099" in err
+
+
+def test_reproduce_passes_options_to_the_papers_runner(capsys):
+    """Options after PAPER reach the paper's own parser (its --help names the verb)."""
+    pytest.importorskip("sklearn")
+    with pytest.raises(SystemExit) as info:
+        main(["reproduce", "park2022", "--help"])
+    assert info.value.code == 0
+    assert "privkit reproduce park2022" in capsys.readouterr().out
