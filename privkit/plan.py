@@ -112,8 +112,12 @@ class PlanNode(abc.ABC):
 
     @property
     def relation(self) -> Neighbouring:
-        """The neighbouring relation shared by every block under this node."""
-        return _relation_of(self.children[0])
+        """The neighbouring relation shared by every block under this node (that of its
+        first leaf: construction checked that all blocks agree)."""
+        block = self.children[0]
+        while isinstance(block, PlanNode):  # a loop, not recursion: plans can be deep
+            block = block.children[0]
+        return block.relation
 
     @abc.abstractmethod
     def label(self) -> str:
@@ -136,10 +140,6 @@ class PlanNode(abc.ABC):
 
 
 Block: TypeAlias = Leaf | PlanNode
-
-
-def _relation_of(block: Block) -> Neighbouring:
-    return block.relation
 
 
 def _check_block(name: str, value: Any, owner: str) -> Block:
