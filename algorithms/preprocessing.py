@@ -66,11 +66,13 @@ class _PublicTransformer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def fit(self, X: Any, y: Any = None) -> Any:
         """Checks the columns and the parameters; learns nothing from the values."""
         X = validate_data(self, X, dtype=np.float64)
-        self._check_parameters(X.shape[1])
+        self._fit_parameters(X.shape[1])
         self.n_clipped_ = 0
         return self
 
-    def _check_parameters(self, d: int) -> None:
+    def _fit_parameters(self, d: int) -> None:
+        """Validates the public parameters for ``d`` columns once and stores them as
+        fitted arrays (``transform`` uses those, so it does not validate again)."""
         raise NotImplementedError
 
     def __sklearn_tags__(self) -> Any:
@@ -115,30 +117,25 @@ class PublicRangeScaler(_PublicTransformer):
         self.upper = upper
         self.clip = clip
 
-    def _check_parameters(self, d: int) -> None:
+    def _fit_parameters(self, d: int) -> None:
         owner = type(self).__name__
         low = _vector("lower", self.lower, d, owner)
         high = _vector("upper", self.upper, d, owner)
         if np.any(high <= low):
             raise check.fail("upper", self.upper, "above lower in every feature", owner)
         check.instance("clip", self.clip, bool, owner)
+        self.lower_, self.upper_ = low, high
 
     def transform(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        d = X.shape[1]
-        owner = type(self).__name__
-        low, high = _vector("lower", self.lower, d, owner), _vector("upper", self.upper, d,
-                                                                    owner)
-        return (_clip_values(X, low, high, self.clip, owner) - low) / (high - low)
+        low, high = self.lower_, self.upper_
+        return (_clip_values(X, low, high, self.clip, type(self).__name__) - low) / (high - low)
 
     def inverse_transform(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
-        d = self.n_features_in_
-        owner = type(self).__name__
-        low, high = _vector("lower", self.lower, d, owner), _vector("upper", self.upper, d,
-                                                                    owner)
-        out: NDArray[np.float64] = np.asarray(X, dtype=np.float64) * (high - low) + low
+        out: NDArray[np.float64] = (np.asarray(X, dtype=np.float64) * (self.upper_ - self.lower_)
+                                    + self.lower_)
         return out
 
 
@@ -164,27 +161,25 @@ class PublicStandardScaler(_PublicTransformer):
         self.bound = bound
         self.clip = clip
 
-    def _check_parameters(self, d: int) -> None:
+    def _fit_parameters(self, d: int) -> None:
         owner = type(self).__name__
-        _vector("center", self.center, d, owner)
-        if np.any(_vector("scale", self.scale, d, owner) <= 0):
+        center = _vector("center", self.center, d, owner)
+        scale = _vector("scale", self.scale, d, owner)
+        if np.any(scale <= 0):
             raise check.fail("scale", self.scale, "positive in every feature", owner)
         if self.bound is not None:
             check.positive_finite("bound", self.bound, owner)
         check.instance("clip", self.clip, bool, owner)
+        self.center_, self.scale_ = center, scale
 
     def transform(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        d = X.shape[1]
-        owner = type(self).__name__
-        Z = (X - _vector("center", self.center, d, owner)) / _vector("scale", self.scale, d,
-                                                                     owner)
+        Z: NDArray[np.float64] = (X - self.center_) / self.scale_
         if self.bound is None:
-            out: NDArray[np.float64] = Z
-            return out
-        limit = np.full(d, float(self.bound))
-        return _clip_values(Z, -limit, limit, self.clip, owner)
+            return Z
+        limit = np.full(X.shape[1], float(self.bound))
+        return _clip_values(Z, -limit, limit, self.clip, type(self).__name__)
 
 
 class PublicOneHotEncoder(_PublicTransformer):
@@ -200,22 +195,18 @@ class PublicOneHotEncoder(_PublicTransformer):
     def __init__(self, n_levels: Any = 2) -> None:
         self.n_levels = n_levels
 
-    def _levels(self, d: int) -> list[int]:
+    def _fit_parameters(self, d: int) -> None:
         owner = type(self).__name__
         raw = [self.n_levels] * d if np.ndim(self.n_levels) == 0 else list(self.n_levels)
         if len(raw) != d:
             raise check.fail("n_levels", self.n_levels, f"one count per column ({d})", owner)
-        return [check.positive_int("n_levels", v, owner) for v in raw]
-
-    def _check_parameters(self, d: int) -> None:
-        self._levels(d)
+        self.levels_ = [check.positive_int("n_levels", v, owner) for v in raw]
 
     def transform(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        levels = self._levels(X.shape[1])
         parts = []
-        for j, count in enumerate(levels):
+        for j, count in enumerate(self.levels_):
             codes = X[:, j]
             if np.any((codes < 0) | (codes >= count) | (codes != np.round(codes))):
                 bad = codes[(codes < 0) | (codes >= count) | (codes != np.round(codes))][0]
@@ -236,10 +227,10 @@ class RowNormClipper(_PublicTransformer):
 
     def fit(self, X: Any, y: Any = None) -> RowNormClipper:
         X = validate_data(self, X, dtype=np.float64, accept_sparse="csr")
-        self._check_parameters(X.shape[1])
+        self._fit_parameters(X.shape[1])
         return self
 
-    def _check_parameters(self, d: int) -> None:
+    def _fit_parameters(self, d: int) -> None:
         owner = type(self).__name__
         check.positive_finite("row_norm_bound", self.row_norm_bound, owner)
         check.instance("clip", self.clip, bool, owner)
