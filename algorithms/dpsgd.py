@@ -34,13 +34,17 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
     Parameters
     ----------
     epsilon, delta : float
-        The budget; the noise multiplier is calibrated with privkit's PLD accountant
-        (:func:`privkit.opacus_accountant.noise_multiplier_for`) unless
-        ``noise_multiplier`` is given, in which case epsilon is only reported.
+        The budget; unless ``noise_multiplier`` is given (then epsilon is only reported),
+        the noise multiplier is the smallest at which privkit's tightest accountant
+        certifies the run within (epsilon, delta), by opacus's
+        ``make_private_with_epsilon`` on privkit's engine
+        (:class:`privkit.opacus_accountant.PrivacyEngine`).
     sampling_rate : float
-        Poisson rate q (expected batch size q n).
+        Sets the expected batch size ``b = max(1, round(q n))``. opacus samples each row
+        with probability ``1 / ceil(n / b)`` (``1 / len(data_loader)``), which is close to
+        q but not always below it; that rate is the one accounted.
     epochs : int
-        The number of steps is ``round(epochs / sampling_rate)``.
+        The number of steps is ``epochs * ceil(n / b)``.
     max_grad_norm, learning_rate, regularization : float
         Clipping norm C, SGD step, L2 weight decay.
     loss : {"huber", "hinge"}
@@ -50,13 +54,18 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
     Notes
     -----
     Accounting under ADD_REMOVE: each step is the Poisson-subsampled Gaussian with noise
-    multiplier sigma (:func:`privkit.opacus_accountant.dp_sgd_plan`); opacus reports every
+    multiplier sigma at opacus's rate (:func:`privkit.opacus_accountant.dp_sgd_plan`);
+    ``guarantee_`` is within about 1e-5 of the budget and never above it. opacus reports every
     step to :class:`~privkit.opacus_accountant.PrivkitAccountant`, which records it in the
     ledger, so ``ledger_`` holds exactly the steps that ran. ``guarantee_`` is the tightest
     bound at delta. opacus's noise is drawn by torch in floating point (its own
     ``secure_mode`` is off here).
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       Calibrated by privkit's tightest accountant (was PLD) at opacus's actual sampling
+       rate ``1 / ceil(n / b)`` (was ``sampling_rate``, which could be below it), for
+       ``epochs * ceil(n / b)`` steps.
     """
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, sampling_rate: float = 0.01,
@@ -75,12 +84,17 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         self.noise_multiplier = noise_multiplier
         self.random_state = random_state
 
-    def _steps(self) -> int:
-        q = check.rate("sampling_rate", self.sampling_rate, type(self).__name__)
-        epochs = check.positive_int("epochs", self.epochs, type(self).__name__)
-        return max(1, round(epochs / q))
+    def _schedule(self, n_samples: int) -> tuple[int, float, int]:
+        """``(batch_size, rate, steps)``: opacus's Poisson rate is one over the number of
+        batches of the data loader, ``1 / ceil(n / b)``."""
+        owner = type(self).__name__
+        q = check.rate("sampling_rate", self.sampling_rate, owner)
+        epochs = check.positive_int("epochs", self.epochs, owner)
+        batch = max(1, round(q * n_samples))
+        batches = -(-n_samples // batch)
+        return batch, 1.0 / batches, epochs * batches
 
-    def _sigma(self) -> float:
+    def _sigma(self, rate: float, steps: int) -> float:
         from privkit.opacus_accountant import noise_multiplier_for
 
         owner = type(self).__name__
@@ -88,21 +102,20 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
             return check.positive_finite("noise_multiplier", self.noise_multiplier, owner)
         eps = check.positive_finite("epsilon", self.epsilon, owner)
         dlt = check.open_unit("delta", self.delta, owner)
-        return noise_multiplier_for(eps, dlt, sampling_rate=self.sampling_rate,
-                                    steps=self._steps())
+        return noise_multiplier_for(eps, dlt, sampling_rate=rate, steps=steps)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
-        """``Repeat(PoissonSubsample(Gaussian), steps)``; the shape does not change it."""
+        """``Repeat(PoissonSubsample(Gaussian), steps)`` at opacus's rate for ``n_samples``
+        rows; the number of features and classes does not change it."""
         from privkit.opacus_accountant import dp_sgd_plan
 
-        check.positive_int("n_samples", n_samples, "plan")
-        return dp_sgd_plan(self._sigma(), self.sampling_rate, self._steps())
+        _, rate, steps = self._schedule(check.positive_int("n_samples", n_samples, "plan"))
+        return dp_sgd_plan(self._sigma(rate, steps), rate, steps)
 
     def fit(self, X: Any, y: Any) -> DPSGDLinearSVM:
         import torch
-        from opacus import PrivacyEngine
 
-        from privkit.opacus_accountant import PrivkitAccountant
+        from privkit.opacus_accountant import PrivacyEngine, dp_sgd_plan
 
         X, y = validate_data(self, X, y, dtype=np.float32)
         check_classification_targets(y)
@@ -112,7 +125,13 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         if self.classes_.size < 2:
             raise check.fail("y", f"{self.classes_.size} class", "at least 2 classes",
                              type(self).__name__)
-        sigma, steps = self._sigma(), self._steps()
+        batch, rate, steps = self._schedule(len(y))
+        if self.noise_multiplier is not None:
+            check.positive_finite("noise_multiplier", self.noise_multiplier,
+                                  type(self).__name__)
+        else:
+            check.positive_finite("epsilon", self.epsilon, type(self).__name__)
+            check.open_unit("delta", self.delta, type(self).__name__)
         outputs = 1 if self.classes_.size == 2 else self.classes_.size
         signs = np.where(y[:, None] == (self.classes_[1:] if outputs == 1
                                         else self.classes_)[None, :], 1.0, -1.0)
@@ -121,7 +140,6 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         generator = torch.Generator().manual_seed(seed)
         data = torch.utils.data.TensorDataset(torch.from_numpy(X),
                                               torch.from_numpy(signs.astype(np.float32)))
-        batch = max(1, round(self.sampling_rate * len(y)))
         loader = torch.utils.data.DataLoader(data, batch_size=batch, generator=generator)
         model = torch.nn.Linear(X.shape[1], outputs)
         optimizer = torch.optim.SGD(model.parameters(), lr=self.learning_rate,
@@ -129,12 +147,18 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         h = self.huber_h
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # opacus's secure-RNG and other notices
-            engine = PrivacyEngine()
-            engine.accountant = PrivkitAccountant()
-            model, optimizer, loader = engine.make_private(
-                module=model, optimizer=optimizer, data_loader=loader,
-                noise_multiplier=sigma, max_grad_norm=self.max_grad_norm,
-                poisson_sampling=True, noise_generator=generator)
+            engine = PrivacyEngine()  # privkit's tightest accountant
+            common = dict(module=model, optimizer=optimizer, data_loader=loader,
+                          max_grad_norm=self.max_grad_norm, poisson_sampling=True,
+                          noise_generator=generator)
+            if self.noise_multiplier is None:
+                model, optimizer, loader = engine.make_private_with_epsilon(
+                    target_epsilon=self.epsilon, target_delta=self.delta,
+                    epochs=self.epochs, **common)
+            else:
+                model, optimizer, loader = engine.make_private(
+                    noise_multiplier=self.noise_multiplier, **common)
+            sigma = float(optimizer.noise_multiplier)
             with Ledger() as ledger:
                 done = 0
                 while done < steps:
@@ -158,8 +182,8 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         self.intercept_ = layer.bias.detach().numpy().astype(np.float64)
         self.noise_multiplier_ = sigma
         self.n_steps_ = steps
-        self.plan_ = self.plan(n_samples=len(y), n_features=X.shape[1],
-                               n_classes=self.classes_.size)
+        self.sampling_rate_ = rate
+        self.plan_ = dp_sgd_plan(sigma, rate, steps)  # what make_private calibrated for
         self.ledger_ = ledger
         self.guarantee_: Guarantee = tightest(self.plan_, delta=self.delta).guarantee
         self.accountant_epsilon_ = float(engine.get_epsilon(self.delta))
