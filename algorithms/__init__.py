@@ -14,6 +14,7 @@ estimator                             source
                                       2014)
 ``DPDRDPMLClassifier``                Wang et al. 2024 Alg. 3
 ``FedDPDRDPMLClassifier``             Wang et al. 2024 Alg. 1 (Participant / Server roles)
+``FlowerFedDPDRDPMLClassifier``       the same on Flower (local deployment over gRPC)
 ``DPSGDLinearSVM``                    DP-SGD through opacus (Abadi et al. 2016)
 ``PrivateSVDD``                       Park 2022 Alg. 1 (on ``RandomFourierFeatures``)
 ``EquilibriumPointClassifier``        Park 2022 ch. 5-6 (private and paper modes)
@@ -29,7 +30,7 @@ estimator                             source
 ====================================  ==================================================
 
 scikit-learn is imported by these modules only; torch and opacus when
-``DPSGDLinearSVM`` fits.
+``DPSGDLinearSVM`` fits; flwr when ``FlowerFedDPDRDPMLClassifier`` fits.
 
 .. versionadded:: 0.1.0
 """
@@ -47,6 +48,7 @@ from privkit.algorithms.erm import (
     solve_multinomial,
 )
 from privkit.algorithms.federated import FedDPDRDPMLClassifier, Participant, Server
+from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
 from privkit.algorithms.kmeans import DPKMeans
 from privkit.algorithms.lp_svm import LPSVMClassifier
 from privkit.algorithms.nystrom import (
@@ -88,6 +90,7 @@ __all__ = [
     "DPSGDLinearSVM",
     "EquilibriumPointClassifier",
     "FedDPDRDPMLClassifier",
+    "FlowerFedDPDRDPMLClassifier",
     "KMeansNystromClassifier",
     "Kernel",
     "LPSVMClassifier",

@@ -3,7 +3,8 @@
 The protocol is written against two small roles, :class:`Participant` (holds its data
 and releases only differentially private objects) and :class:`Server` (aggregates what
 participants release), so a real deployment can implement them over a network. Here they
-run in one process.
+run in one process; :mod:`privkit.algorithms.flower` runs the same roles as Flower clients
+and a Flower server strategy.
 
 .. versionadded:: 0.1.0
 """
@@ -88,6 +89,21 @@ class Server:
         return orthonormal
 
 
+@attrs.define
+class Federation:
+    """The participants of one fit, in the order of their sorted ids, with their budgets
+    ``(epsilon1, epsilon2)`` and the number of components k."""
+
+    names: NDArray[Any]
+    members: list[Participant]
+    budgets: list[tuple[float, float]]
+    n_components: int
+
+    @property
+    def sizes(self) -> list[int]:
+        return [m.size for m in self.members]
+
+
 class FedDPDRDPMLClassifier(ReducedDimensionSVM):
     """FedDPDR-DPML (Wang et al. 2024, Algorithm 1).
 
@@ -122,6 +138,15 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
     def fit(self, X: Any, y: Any, participant: Any = None,
             budget_filter: Any = None) -> FedDPDRDPMLClassifier:
         """Fit; ``budget_filter`` is charged the federation's plan before anything runs."""
+        federation = self._federation(X, y, participant)
+        spend(budget_filter, self.plan_, self.delta)
+        with Ledger() as ledger:
+            self.components_, averaged = self._run_protocol(federation)
+        return self._finish(federation, averaged, ledger)
+
+    def _federation(self, X: Any, y: Any, participant: Any) -> Federation:
+        """Validate, split the rows by participant (one child stream each, in the order of
+        the sorted ids), and set ``classes_`` and ``plan_``."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         warn_if_preprocessed(self)
         ids = np.zeros(len(y), dtype=int) if participant is None else np.asarray(participant)
@@ -139,16 +164,24 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         budgets = [self._budget(n, self.classes_.size) for n in sizes]
         self.plan_ = self.plan(n_samples=sizes, n_features=X.shape[1],
                                n_classes=self.classes_.size)
-        spend(budget_filter, self.plan_, self.delta)
-        with Ledger() as ledger:
-            subspaces = [m.private_subspace(e1, self.delta, k, self.calibration)
-                         for m, (e1, _) in zip(members, budgets, strict=True)]
-            self.components_ = Server.average_subspaces(subspaces, sizes).T
-            models = [m.private_model(self.components_.T, self.classes_, self._classifier(e2))
-                      for m, (_, e2) in zip(members, budgets, strict=True)]
-        averaged = Server.average(models, sizes)
+        return Federation(names=names, members=members, budgets=budgets, n_components=k)
+
+    def _run_protocol(self, federation: Federation
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Both phases, in this process: ``(components, averaged [coef | intercept])``."""
+        members, sizes = federation.members, federation.sizes
+        subspaces = [m.private_subspace(e1, self.delta, federation.n_components,
+                                        self.calibration)
+                     for m, (e1, _) in zip(members, federation.budgets, strict=True)]
+        components = Server.average_subspaces(subspaces, sizes).T
+        models = [m.private_model(components.T, self.classes_, self._classifier(e2))
+                  for m, (_, e2) in zip(members, federation.budgets, strict=True)]
+        return components, Server.average(models, sizes)
+
+    def _finish(self, federation: Federation, averaged: NDArray[np.float64],
+                ledger: Ledger) -> FedDPDRDPMLClassifier:
         self.coef_, self.intercept_ = averaged[:, :-1], averaged[:, -1]
-        self.participants_ = names
+        self.participants_ = federation.names
         self.ledger_ = ledger
         self.guarantee_: Guarantee = tightest(self.plan_, delta=self.delta).guarantee
         parts = self.plan_.parts if isinstance(self.plan_, Parallel) else (self.plan_,)

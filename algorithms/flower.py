@@ -1,0 +1,324 @@
+"""FedDPDR-DPML on Flower: the participants as Flower clients, the weighted averaging as a
+Flower server strategy (Wang et al. 2024, "Differentially private SVMs with knowledge
+aggregation", Algorithm 1; Beutel et al. 2020, "Flower: a friendly federated learning
+framework", arXiv:2007.14390).
+
+The protocol is the one of :mod:`privkit.algorithms.federated`, run over Flower's gRPC
+transport instead of in one process: two Flower rounds, one per phase of Algorithm 1.
+
+- Round 1 (``phase="subspace"``): every client releases its private subspace (DPDR,
+  Algorithm 2, on its own rows); the strategy aligns their signs and averages them by data
+  size (:meth:`~privkit.algorithms.federated.Server.average_subspaces`).
+- Round 2 (``phase="model"``): every client trains the objective-perturbation SVM on its
+  rows projected on the global subspace and releases ``[coef | intercept]``; the strategy
+  averages them by data size (:meth:`~privkit.algorithms.federated.Server.average`).
+
+The strategy orders the clients' replies by participant index before averaging, so the
+result does not depend on the order in which replies arrive, and a run equals the
+in-process run of :class:`~privkit.algorithms.FedDPDRDPMLClassifier` with the same
+``random_state`` (same child streams, same arithmetic, arrays sent losslessly).
+
+Deployment: Flower's simulation engine needs ``ray`` (the ``flwr[simulation]`` extra), so
+:func:`run_local_deployment` runs a local deployment instead: Flower's server
+(``flwr.server.start_server``) in the calling thread and one Flower client
+(``flwr.client.start_client``) per participant in its own thread, talking gRPC on
+``127.0.0.1``. Both functions are deprecated by Flower since 1.13 in favour of the
+``flower-superlink`` / ``flower-supernode`` commands, but remain the API that runs a
+deployment from one Python call (checked with flwr 1.41). ``start_server`` installs
+signal handlers, so the deployment runs from the main thread; the handlers it replaces
+are restored afterwards. Flower's telemetry is switched off unless the environment
+variable ``FLWR_TELEMETRY_ENABLED`` says otherwise (set before flwr is first imported).
+
+flwr is imported by the functions that need it: importing this module does not load it.
+
+.. versionadded:: 0.2.0
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from privkit import _validation as check
+from privkit.ledger import Ledger, record
+
+from .erm import ObjectivePerturbationClassifier
+from .federated import FedDPDRDPMLClassifier, Federation, Participant, Server
+
+__all__ = [
+    "FlowerFedDPDRDPMLClassifier",
+    "averaging_strategy",
+    "participant_client",
+    "run_local_deployment",
+]
+
+#: Seconds the server waits for every client to connect, and for a round's replies.
+TIMEOUT = 600
+
+
+def _import_flwr() -> Any:
+    os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")  # no network beyond localhost
+    import flwr
+
+    return flwr
+
+
+@functools.cache
+def _classes() -> tuple[type[Any], type[Any]]:
+    """The Flower client and strategy classes, built on first use (flwr loads here)."""
+    _import_flwr()
+    from flwr.client import NumPyClient
+    from flwr.common import (
+        FitIns,
+        FitRes,
+        Parameters,
+        Scalar,
+        ndarrays_to_parameters,
+        parameters_to_ndarrays,
+    )
+    from flwr.server.client_manager import ClientManager
+    from flwr.server.client_proxy import ClientProxy
+    from flwr.server.strategy import FedAvg
+
+    class ParticipantClient(NumPyClient):
+        """One participant as a Flower client: it holds its rows and releases only its
+        private subspace (round 1) and its private model (round 2). What it releases is
+        recorded in its own ``ledger``; an exception is kept in ``error`` and reported to
+        the server, so the run stops cleanly."""
+
+        def __init__(self, participant: Participant, *, index: int,
+                     budget: tuple[float, float], delta: float, n_components: int,
+                     calibration: str, classes: NDArray[Any],
+                     classifier: ObjectivePerturbationClassifier) -> None:
+            self.participant = participant
+            self.index = index
+            self.budget = budget
+            self.delta = delta
+            self.n_components = n_components
+            self.calibration = calibration
+            self.classes = classes
+            self.classifier = classifier
+            self.ledger = Ledger()
+            self.error: BaseException | None = None
+
+        def get_parameters(self, config: dict[str, Scalar]) -> list[NDArray[Any]]:
+            return []
+
+        def fit(self, parameters: list[NDArray[Any]], config: dict[str, Scalar]
+                ) -> tuple[list[NDArray[Any]], int, dict[str, Scalar]]:
+            phase = config.get("phase")
+            try:
+                with self.ledger:
+                    if phase == "subspace":
+                        out = self.participant.private_subspace(
+                            self.budget[0], self.delta, self.n_components, self.calibration)
+                    elif phase == "model":
+                        out = self.participant.private_model(parameters[0], self.classes,
+                                                             self.classifier)
+                    else:
+                        raise check.fail("phase", phase, "'subspace' or 'model'",
+                                         "ParticipantClient.fit")
+            except Exception as exc:  # reported to the server, re-raised by the caller
+                self.error = exc
+                return [], 0, {"participant": self.index, "error": str(exc)}
+            return [out], self.participant.size, {"participant": self.index}
+
+    class AveragingStrategy(FedAvg):
+        """FedAvg's client selection with Wang et al.'s two averages: round 1 averages
+        subspaces (signs aligned, re-orthonormalised), round 2 averages models, both
+        weighted by the data sizes the clients report (Section 4.1, ``w_i = n_i / sum
+        n``). Every participant takes part in both rounds; replies are ordered by
+        participant index. After the run: ``subspace_``, ``model_`` and ``error_``.
+        ``abort`` is polled while waiting for clients: a message stops the run."""
+
+        def __init__(self, n_participants: int) -> None:
+            super().__init__(
+                fraction_fit=1.0, min_fit_clients=n_participants,
+                min_available_clients=n_participants, fraction_evaluate=0.0,
+                min_evaluate_clients=0, initial_parameters=ndarrays_to_parameters([]),
+                on_fit_config_fn=lambda r: {"phase": "subspace" if r == 1 else "model"})
+            self.n_participants = n_participants
+            self.subspace_: NDArray[np.float64] | None = None
+            self.model_: NDArray[np.float64] | None = None
+            self.error_: str | None = None
+            self.abort: Callable[[], str | None] = lambda: None
+
+        def configure_fit(self, server_round: int, parameters: Parameters,
+                          client_manager: ClientManager) -> list[tuple[ClientProxy, FitIns]]:
+            deadline = time.monotonic() + TIMEOUT
+            while self.error_ is None and not client_manager.wait_for(self.n_participants,
+                                                                      timeout=1):
+                if time.monotonic() > deadline:
+                    self.error_ = (f"only {client_manager.num_available()} of "
+                                   f"{self.n_participants} participants connected in "
+                                   f"{TIMEOUT} s")
+                else:
+                    self.error_ = self.abort()
+            if self.error_ is not None or server_round > 2:
+                return []  # the server ends the run
+            instructions: list[tuple[ClientProxy, FitIns]] = super().configure_fit(
+                server_round, parameters, client_manager)
+            return instructions
+
+        def aggregate_fit(self, server_round: int,
+                          results: list[tuple[ClientProxy, FitRes]],
+                          failures: list[tuple[ClientProxy, FitRes] | BaseException]
+                          ) -> tuple[Parameters | None, dict[str, Scalar]]:
+            replies = sorted((int(res.metrics["participant"]), res) for _, res in results)
+            errors = [str(res.metrics["error"]) for _, res in replies if "error" in res.metrics]
+            errors += [repr(f) for f in failures]
+            if sorted(i for i, _ in replies) != list(range(self.n_participants)):
+                errors.append(f"replies from participants {[i for i, _ in replies]}, "
+                              f"expected each of 0..{self.n_participants - 1} once")
+            if errors:
+                self.error_ = f"round {server_round}: " + "; ".join(errors)
+                return None, {}
+            arrays = [parameters_to_ndarrays(res.parameters)[0] for _, res in replies]
+            sizes = [res.num_examples for _, res in replies]
+            if server_round == 1:
+                self.subspace_ = Server.average_subspaces(arrays, sizes)
+                return ndarrays_to_parameters([self.subspace_]), {}
+            self.model_ = Server.average(arrays, sizes)
+            return ndarrays_to_parameters([self.model_]), {}
+
+    return ParticipantClient, AveragingStrategy
+
+
+def participant_client(participant: Participant, *, index: int, budget: tuple[float, float],
+                       delta: float, n_components: int, calibration: str,
+                       classes: NDArray[Any],
+                       classifier: ObjectivePerturbationClassifier) -> Any:
+    """A Flower ``NumPyClient`` for one participant of FedDPDR-DPML.
+
+    ``budget`` is its ``(epsilon1, epsilon2)``; ``classes`` the federation's labels (public,
+    agreed before training); ``classifier`` the unfitted objective-perturbation SVM of
+    phase 2 (its ``random_state`` is set to the participant's stream). For a remote
+    deployment pass ``participant_client(...).to_client()`` to ``flwr.client.start_client``.
+    """
+    client_class, _ = _classes()
+    return client_class(participant, index=index, budget=budget, delta=delta,
+                        n_components=n_components, calibration=calibration, classes=classes,
+                        classifier=classifier)
+
+
+def averaging_strategy(n_participants: int) -> Any:
+    """The Flower server strategy that averages ``n_participants`` participants' releases
+    (subclass of ``flwr.server.strategy.FedAvg``; two rounds)."""
+    _, strategy_class = _classes()
+    return strategy_class(check.positive_int("n_participants", n_participants,
+                                             "averaging_strategy"))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int = 2,
+                         port: int | None = None) -> Any:
+    """Run Flower's server in this thread and each client in a thread of its own, over
+    gRPC on ``127.0.0.1:port`` (a free port by default); return Flower's ``History``.
+
+    Flower's log is silenced to errors while it runs, and the SIGINT/SIGTERM handlers that
+    ``start_server`` installs are replaced by the previous ones when it returns.
+    """
+    owner = "run_local_deployment"
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError(f"{owner} must run in the main thread: Flower's start_server "
+                           "installs signal handlers")
+    n_rounds = check.positive_int("rounds", rounds, owner)
+    _import_flwr()
+    from flwr.client import start_client
+    from flwr.server import ServerConfig, start_server
+
+    host, port = "127.0.0.1", _free_port() if port is None else port
+    crashed: list[str] = []
+
+    def client_thread(client: Any) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        try:  # connect once the server listens (start_client does not retry a refusal)
+            while True:
+                try:
+                    socket.create_connection((host, port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+            start_client(server_address=f"{host}:{port}", client=client, insecure=True)
+        except Exception as exc:
+            crashed.append(f"a client stopped: {exc!r}")
+
+    threads = [threading.Thread(target=client_thread, args=(c.to_client(),), daemon=True,
+                                name=f"flwr-client-{i}") for i, c in enumerate(clients)]
+    if hasattr(strategy, "abort"):
+        strategy.abort = lambda: crashed[0] if crashed else None
+    logger = logging.getLogger("flwr")
+    level = logger.level
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    logger.setLevel(logging.ERROR)
+    try:
+        for t in threads:
+            t.start()
+        history = start_server(server_address=f"{host}:{port}", strategy=strategy,
+                               config=ServerConfig(num_rounds=n_rounds, round_timeout=TIMEOUT))
+        for t in threads:
+            t.join(TIMEOUT)
+    finally:
+        logger.setLevel(level)
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    return history
+
+
+class FlowerFedDPDRDPMLClassifier(FedDPDRDPMLClassifier):
+    """FedDPDR-DPML (Wang et al. 2024, Algorithm 1) run on Flower.
+
+    Parameters, plan, accounting and fitted attributes are those of
+    :class:`~privkit.algorithms.FedDPDRDPMLClassifier`; ``fit(X, y, participant=ids)``
+    runs the protocol as a local Flower deployment (:func:`run_local_deployment`), one
+    Flower client per participant id. With the same ``random_state`` the fitted model
+    equals the in-process one.
+
+    Accounting: as in-process, ``guarantee_`` is the tightest bound of the plan
+    ``Parallel`` over participants, and ``participant_guarantees_`` each participant's.
+    Every client records its releases in its own ledger (``participant_ledgers_``, in the
+    order of ``participants_``); ``ledger_`` is their union, recorded in the ledgers open
+    where ``fit`` was called.
+
+    .. versionadded:: 0.2.0
+    """
+
+    def _run_protocol(self, federation: Federation
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        clients = [participant_client(m, index=i, budget=(e1, e2), delta=self.delta,
+                                      n_components=federation.n_components,
+                                      calibration=self.calibration, classes=self.classes_,
+                                      classifier=self._classifier(e2))
+                   for i, (m, (e1, e2)) in enumerate(zip(federation.members,
+                                                         federation.budgets, strict=True))]
+        strategy = averaging_strategy(len(clients))
+        self.flower_history_ = run_local_deployment(clients, strategy, rounds=2)
+        for client in clients:
+            if client.error is not None:
+                raise client.error
+        if strategy.error_ is not None or strategy.model_ is None:
+            raise RuntimeError(f"the Flower run failed: {strategy.error_ or 'no model'}")
+        self.participant_ledgers_ = [client.ledger for client in clients]
+        for client in clients:
+            for entry in client.ledger.entries:
+                record(entry.block, entry.count)
+        components: NDArray[np.float64] = strategy.subspace_.T
+        return components, strategy.model_
