@@ -136,3 +136,19 @@ def test_dask_local_cluster_gives_the_same_model():
         remote = DPKMeans(5, epsilon=2.0, n_iter=3, chunk_size=700, random_state=11).fit(
             da.from_array(X, chunks=(1000, 4)))
     np.testing.assert_array_equal(local.cluster_centers_, remote.cluster_centers_)
+
+
+def test_block_statistics_over_several_score_blocks_match_direct_distances():
+    """More rows than one score sub-block (SUB_BLOCK): labels from the full squared
+    distances of the clipped rows, sums of the clipped rows (computed independently)."""
+    from privkit.algorithms.kmeans import SUB_BLOCK
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2 * SUB_BLOCK + 17, 2)) * 0.8
+    stats = block_statistics(X, CENTROIDS, 1.0)
+    Z = clip_to_ball(X, 1.0)
+    d2 = ((Z[:, None, :] - CENTROIDS[None, :, :]) ** 2).sum(-1)
+    labels = np.argmin(d2, axis=1)
+    for j in range(3):
+        np.testing.assert_allclose(stats[j, :2], Z[labels == j].sum(0), atol=1e-9)
+        assert stats[j, 2] == np.sum(labels == j)
