@@ -23,6 +23,8 @@ estimator                             source
 ``LPSVMClassifier``                   van der Reijden 2019 Alg. 3; Hsu et al. 2014
 ``DPKMeans``                          Su, Cao, Li, Bertino, Lyu, Lin 2017 (DP-Lloyd)
 ``KMeansNystromClassifier``           Lee, Ahn, Park (K-means Nystrom random features)
+``PrivateKernelMean``,                Balog, Tolstikhin, Scholkopf 2018 (private kernel
+``private_mmd_test``                  mean embeddings); Gretton et al. 2012 (MMD test)
 ``DPKSVMEL``, ``DPKSVMELCorrected``   DPKSVMEL as published (no guarantee) and the
                                       nearest private variant
 ``PrivateGridSearch``                 Liu, Talwar 2019 Thm 3.1 (random stopping)
@@ -49,6 +51,7 @@ from privkit.algorithms.erm import (
 )
 from privkit.algorithms.federated import FedDPDRDPMLClassifier, Participant, Server
 from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
+from privkit.algorithms.kernel_mean import PrivateKernelMean, private_mmd_test
 from privkit.algorithms.kmeans import DPKMeans
 from privkit.algorithms.lp_svm import LPSVMClassifier
 from privkit.algorithms.nystrom import (
@@ -99,6 +102,7 @@ __all__ = [
     "OutputPerturbationClassifier",
     "Participant",
     "PrivateGridSearch",
+    "PrivateKernelMean",
     "PrivateSVDD",
     "PublicOneHotEncoder",
     "PublicRangeScaler",
@@ -115,6 +119,7 @@ __all__ = [
     "kernel_approximation_error",
     "load_adult",
     "load_csv",
+    "private_mmd_test",
     "private_subspace",
     "solve_erm",
     "solve_multinomial",

@@ -1,0 +1,540 @@
+"""Private kernel mean embeddings and a private MMD two-sample test.
+
+The kernel mean embedding of a sample ``x_1..x_n`` is ``mu = (1/n) sum_i k(x_i, .)`` in the
+RKHS H of k (Smola, Gretton, Song, Schölkopf, "A Hilbert space embedding for
+distributions", ALT 2007). With a finite feature map ``phi: X -> R^D`` whose inner
+products approximate k, privkit releases the private mean of the features
+
+    ``m~ = (1/n) sum_i phi(x_i) + E``,   E Gaussian or Laplace noise,
+
+as in M. Balog, I. Tolstikhin, B. Schölkopf, "Differentially private database release via
+kernel mean embeddings" (ICML 2018), Section 4 (random Fourier features, Gaussian
+mechanism on the RFF mean), and in the K-means Nyström poster of B. Lee, J. Ahn, C. Park
+("Differential privacy in scalable general kernel learning via K-means Nyström random
+features"), which replaces the random features by a Nyström map on private K-means
+centroids so that any positive-definite kernel can be used.
+
+Three feature maps (``feature_map``)
+------------------------------------
+* ``"rff"``: random Fourier features of the RBF kernel (Rahimi and Recht 2007), drawn from
+  ``random_state`` only (public); ``||phi(x)|| = 1`` exactly (Balog et al.'s setting).
+* ``"kmeans_nystrom"``: DP K-means (:class:`~privkit.algorithms.kmeans.DPKMeans`) on the
+  same private data spends ``kmeans_share`` of the budget, then the Nyström map of the
+  private centroids (post-processing); ``||phi(x)|| <= kappa`` (see
+  :mod:`privkit.algorithms.nystrom`).
+* ``"nystrom"``: a Nyström map on landmarks that the caller passes as ``landmarks`` and
+  declares **public**. A uniform subsample of the private data is *not* public: the
+  landmarks are part of the released map (Williams and Seeger's map needs them to
+  evaluate ``k(z_j, x)``), so a subsample of the private rows would publish those rows
+  verbatim, and privkit certifies nothing for it. Draw the landmarks from public data of
+  the same population (the Adult benchmark uses rows of the separate test split as a
+  stand-in), or use ``"kmeans_nystrom"``.
+
+Sensitivity (the proof)
+-----------------------
+Every map has a public bound ``B >= sup_x ||phi(x)||_2`` that does not depend on the data.
+
+* ``relation="replace_one"`` (n is public, as under bounded DP): replacing ``x`` by ``x'``
+  moves the mean by ``(phi(x') - phi(x)) / n``, so ``Delta_2 = 2B / n`` (attained by two
+  records with antipodal features) and ``Delta_1 = 2 sqrt(D) B / n`` (from
+  ``||v||_1 <= sqrt(D) ||v||_2``). This is Balog et al.'s sensitivity ``2/n`` for
+  ``B = 1`` (their Section 4, Gaussian mechanism).
+* ``relation="add_remove"`` (n is private): the sum ``sum_i phi(x_i)`` (``Delta_2 = B``,
+  ``Delta_1 = sqrt(D) B``) and the count (``Delta = 1``) are released separately and the
+  mean is ``noisy sum / max(noisy count, 1)`` (post-processing). ``count_share`` of the
+  budget goes to the count.
+
+Gaussian noise (the default) is calibrated in Gaussian DP: the whole fit is mu-GDP with
+the mu that meets ``(epsilon, delta)`` exactly (Dong, Roth, Su, "Gaussian differential
+privacy", JRSS-B 2022, Corollary 2.13 and 3.3), its square split between the stages;
+Laplace noise gives pure epsilon-DP with the epsilon split linearly. The plan is
+``Sequential(PostProcess(DP K-means), mean blocks)`` (or the mean blocks alone) and
+``guarantee_`` is privkit's tightest accountant on it.
+
+The private MMD test
+--------------------
+:func:`private_mmd_test` releases the private means ``m~_X`` and ``m~_Y`` of two private
+samples (replace-one, sizes m and n public) through a *data-independent* feature map and
+rejects ``P = Q`` when ``T = ||m~_X - m~_Y||_2`` exceeds a threshold c that accounts for
+both the sampling and the privacy noise:
+
+1. sampling: under ``P = Q`` with i.i.d. samples, ``E ||m_X - m_Y||^2
+   = (1/m + 1/n)(E||phi||^2 - ||E phi||^2) <= B^2 (1/m + 1/n)``, and ``||m_X - m_Y||``
+   changes by at most ``2B/m`` (``2B/n``) when one x (y) changes, so McDiarmid's
+   inequality gives ``||m_X - m_Y|| <= t_0 = B sqrt(1/m + 1/n) (1 + sqrt(2 log(1/a_1)))``
+   with probability >= ``1 - a_1``. This is the bound of A. Gretton, K. Borgwardt,
+   M. Rasch, B. Schölkopf, A. Smola, "A kernel two-sample test" (JMLR 2012), Theorem 7 /
+   Corollary 9 (their ``m = n`` case is ``sqrt(2K/m)(1 + sqrt(2 log 1/alpha))``).
+2. noise: ``E = E_X - E_Y ~ N(0, s^2 I_D)`` with ``s^2 = s_X^2 + s_Y^2`` is independent
+   of the data; for any fixed a with ``||a|| <= t_0``, ``||a + E||^2 / s^2`` is
+   noncentral chi-square with D degrees of freedom and noncentrality ``||a||^2 / s^2``,
+   which is stochastically increasing in the noncentrality (N. Johnson, S. Kotz,
+   N. Balakrishnan, *Continuous univariate distributions* vol. 2, ch. 29), so
+   ``c = s sqrt(ncx2.ppf(1 - a_2, D, t_0^2 / s^2))`` is exceeded with probability
+   ``<= a_2``.
+
+By the union bound the level is at most ``alpha = a_1 + a_2`` for every sample size and
+every privacy level, up to the discretisation that the floating-point-safe ``release``
+applies to the Gaussian noise (the test is conservative: McDiarmid's bound is not
+tight). The feature map must not depend on X or Y (RFF, or Nyström on public landmarks, or on a
+K-means fit to *other* private data): a map fitted on the two samples breaks the i.i.d.
+argument. A permutation test would need the private data at test time and its
+permutation distribution does not include the noise; it is not used. Only Gaussian noise
+is supported for the test (its threshold needs the noise's norm law in closed form).
+
+.. versionadded:: 0.2.0
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator
+
+from privkit import _validation as check
+from privkit.accountants import tightest
+from privkit.conversions import gdp_mu_for_approx_dp
+from privkit.guarantees import GDP, Guarantee, PureDP
+from privkit.ledger import Ledger
+from privkit.mechanisms import Gaussian, Laplace
+from privkit.neighbouring import Neighbouring, Norm, Sensitivity
+from privkit.plan import Block, Parallel, PostProcess, Sequential
+
+from .kmeans import DPKMeans, is_dask_array, row_block_sums
+from .nystrom import Kernel, NystromMap
+from .random_features import RandomFourierFeatures
+
+__all__ = [
+    "MMDTestResult",
+    "PrivateKernelMean",
+    "kme_distance",
+    "mean_sensitivities",
+    "mmd_null_threshold",
+    "private_mmd_test",
+]
+
+_OWNER = "PrivateKernelMean"
+_MAPS = ("rff", "kmeans_nystrom", "nystrom")
+
+
+def mean_sensitivities(norm_bound: float, n_components: int, *, n_samples: int | None,
+                       relation: Neighbouring | str, norm: Norm
+                       ) -> tuple[Sensitivity, Sensitivity | None]:
+    """The sensitivities of a feature mean with ``||phi(x)||_2 <= norm_bound`` (module
+    docstring): ``(mean, None)`` under REPLACE_ONE (``2B/n`` in L2, ``2 sqrt(D) B / n`` in
+    L1), ``(sum, count)`` under ADD_REMOVE (``B`` or ``sqrt(D) B``, and 1)."""
+    owner = "mean_sensitivities"
+    b = check.positive_finite("norm_bound", norm_bound, owner)
+    d = check.positive_int("n_components", n_components, owner)
+    rel = Neighbouring.parse(relation, owner=owner)
+    if norm is Norm.L2:
+        scale = 1.0
+    elif norm is Norm.L1:
+        scale = math.sqrt(d)
+    else:
+        raise check.fail("norm", norm, "Norm.L1 or Norm.L2", owner)
+    if rel is Neighbouring.REPLACE_ONE:
+        if n_samples is None:
+            raise check.fail("n_samples", None, "the public number of rows", owner,
+                             "the mean's replace-one sensitivity is 2B/n")
+        n = check.positive_int("n_samples", n_samples, owner)
+        return Sensitivity(value=2.0 * scale * b / n, norm=norm, relation=rel), None
+    return (Sensitivity(value=scale * b, norm=norm, relation=rel),
+            Sensitivity(value=1.0, norm=norm, relation=rel))
+
+
+def _feature_sums(block: NDArray[Any], transform: Any) -> NDArray[np.float64]:
+    """One row block's feature sum and row count, as a (D + 1,) array."""
+    F = np.asarray(transform(np.asarray(block, dtype=np.float64)), dtype=np.float64)
+    out: NDArray[np.float64] = np.empty(F.shape[1] + 1)
+    out[:-1] = F.sum(axis=0)
+    out[-1] = F.shape[0]
+    return out
+
+
+def feature_sums(X: Any, transform: Any, chunk_size: int) -> NDArray[np.float64]:
+    """``[sum_i phi(x_i), n]`` over row blocks, numpy or dask alike (block order, so both
+    give bit-identical sums: :func:`~privkit.algorithms.kmeans.row_block_sums`)."""
+    return row_block_sums(X, functools.partial(_feature_sums, transform=transform),
+                          chunk_size)
+
+
+class _RFFMap:
+    """Random Fourier features with the interface of :class:`NystromMap` (transform,
+    norm_bound, n_components, kernel)."""
+
+    def __init__(self, n_components: int, gamma: float, n_features: int, seed: Any) -> None:
+        self.rff = RandomFourierFeatures(n_components, gamma=gamma, random_state=seed)
+        self.rff.fit(np.zeros((1, n_features)))
+        self.n_components = n_components
+        self.norm_bound = 1.0
+        self.kernel = Kernel("rbf", gamma=gamma)
+
+    def transform(self, X: Any) -> NDArray[np.float64]:
+        return self.rff.transform(X)
+
+
+class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
+    """A differentially private kernel mean embedding (module docstring).
+
+    Parameters
+    ----------
+    n_components : int
+        D: the number of random features, or K, the number of landmarks / centroids.
+    epsilon, delta : float
+        The total budget (``delta = 0`` with ``noise="laplace"``).
+    feature_map : {"rff", "kmeans_nystrom", "nystrom"}
+    kernel, gamma, degree, coef0, kernel_bound
+        The kernel (:class:`~privkit.algorithms.nystrom.Kernel`); ``"rff"`` needs
+        ``kernel="rbf"`` (gamma default ``1 / n_features``).
+    landmarks : ndarray (K, d) or None
+        Public landmarks for ``feature_map="nystrom"`` (never rows of the private data).
+    data_radius : float
+        Public bound on ``||x||_2`` (rows beyond are clipped by the Nyström maps).
+    noise : {"gaussian", "laplace"}
+    relation : {"replace_one", "add_remove"}
+    kmeans_share : float
+        Share of the budget (of mu^2, or of epsilon for Laplace) spent on DP K-means.
+    count_share : float
+        Share of the mean's budget spent on the count under ``add_remove``.
+    n_iter : int
+        DP K-means iterations.
+    chunk_size : int
+    random_state : int or None
+
+    Attributes
+    ----------
+    embedding_ : ndarray (D,)
+        The private mean of the features ``m~``.
+    feature_map_ : the fitted map (``transform``, ``norm_bound``, ``kernel``)
+    noise_scale_ : float
+        The standard deviation of the mean's noise per coordinate (replace-one), or of
+        the sum's noise (add-remove).
+    plan_, guarantee_, ledger_, paper_claim_
+        ``paper_claim_``: Balog et al.'s (epsilon, delta) for ``"rff"`` with Gaussian
+        noise, the poster's epsilon for ``"kmeans_nystrom"``, else None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privkit.algorithms.kernel_mean import PrivateKernelMean
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(20000, 3))
+    >>> kme = PrivateKernelMean(200, epsilon=1.0, delta=1e-6, random_state=0).fit(X)
+    >>> kme.embedding_.shape, round(kme.guarantee_.epsilon_at(1e-6), 3)
+    ((200,), 1.0)
+    """
+
+    def __init__(self, n_components: int = 100, *, epsilon: float = 1.0, delta: float = 1e-5,
+                 feature_map: str = "rff", kernel: Any = "rbf", gamma: float | None = None,
+                 degree: int = 2, coef0: float = 1.0, kernel_bound: float | None = None,
+                 landmarks: Any = None, data_radius: float = 1.0, noise: str = "gaussian",
+                 relation: str = "replace_one", kmeans_share: float = 0.5,
+                 count_share: float = 0.1, n_iter: int = 5, chunk_size: int = 65536,
+                 random_state: Any = None) -> None:
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.delta = delta
+        self.feature_map = feature_map
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_bound = kernel_bound
+        self.landmarks = landmarks
+        self.data_radius = data_radius
+        self.noise = noise
+        self.relation = relation
+        self.kmeans_share = kmeans_share
+        self.count_share = count_share
+        self.n_iter = n_iter
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    # -- budget and plan ----------------------------------------------------------------------
+
+    def _kernel(self) -> Kernel:
+        return Kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                      kernel_bound=self.kernel_bound)
+
+    def _validate(self) -> tuple[Neighbouring, float, float]:
+        check.positive_int("n_components", self.n_components, _OWNER)
+        eps = check.positive_finite("epsilon", self.epsilon, _OWNER)
+        check.positive_finite("data_radius", self.data_radius, _OWNER)
+        check.positive_int("chunk_size", self.chunk_size, _OWNER)
+        if self.feature_map not in _MAPS:
+            raise check.fail("feature_map", self.feature_map, "'rff', 'kmeans_nystrom' or "
+                             "'nystrom'", _OWNER)
+        if self.feature_map == "rff":
+            if self.kernel != "rbf":
+                raise check.fail("kernel", self.kernel, "'rbf' with feature_map='rff'",
+                                 _OWNER, "random Fourier features approximate the RBF kernel")
+            if self.n_components % 2:
+                raise check.fail("n_components", self.n_components, "an even number with "
+                                 "feature_map='rff'", _OWNER)
+        if self.feature_map == "nystrom" and self.landmarks is None:
+            raise check.fail("landmarks", None, "a (K, d) array of public points", _OWNER,
+                             "feature_map='nystrom' needs public landmarks; a subsample "
+                             "of the private data is released with the map")
+        if self.noise == "gaussian":
+            dlt = check.open_unit("delta", self.delta, _OWNER)
+        elif self.noise == "laplace":
+            if self.delta != 0:
+                raise check.fail("delta", self.delta, "0 with noise='laplace'", _OWNER)
+            dlt = 0.0
+        else:
+            raise check.fail("noise", self.noise, "'gaussian' or 'laplace'", _OWNER)
+        relation = Neighbouring.parse(self.relation, owner=_OWNER)
+        if self.feature_map == "kmeans_nystrom":
+            check.open_unit("kmeans_share", self.kmeans_share, _OWNER)
+        if relation is Neighbouring.ADD_REMOVE:
+            check.open_unit("count_share", self.count_share, _OWNER)
+        return relation, eps, dlt
+
+    def _norm_bound(self, n_features: int) -> float:
+        if self.feature_map == "rff":
+            return 1.0
+        return math.sqrt(self._kernel().bound(self.data_radius, n_features))
+
+    def _budgets(self) -> tuple[float, float]:
+        """(K-means share, mean share) of mu^2 (Gaussian) or of epsilon (Laplace)."""
+        share = float(self.kmeans_share) if self.feature_map == "kmeans_nystrom" else 0.0
+        return share, 1.0 - share
+
+    def _kmeans(self, seed: Any) -> DPKMeans:
+        relation, eps, dlt = self._validate()
+        km_share, _ = self._budgets()
+        if self.noise == "gaussian":
+            mu = gdp_mu_for_approx_dp(eps, dlt)
+            eps_km = GDP(mu=mu * math.sqrt(km_share)).epsilon_at(dlt)
+            noise = "gaussian"
+        else:
+            eps_km, noise = eps * km_share, "laplace"
+        return DPKMeans(self.n_components, epsilon=eps_km, delta=dlt, n_iter=self.n_iter,
+                        data_radius=self.data_radius, noise=noise, relation=relation.value,
+                        chunk_size=self.chunk_size, random_state=seed)
+
+    def mean_blocks(self, *, n_samples: int, n_features: int
+                    ) -> tuple[Gaussian | Laplace, Gaussian | Laplace | None]:
+        """The mean's mechanisms: ``(mean, None)`` (replace-one) or ``(sum, count)``."""
+        relation, eps, dlt = self._validate()
+        _, share = self._budgets()
+        norm = Norm.L2 if self.noise == "gaussian" else Norm.L1
+        first, count = mean_sensitivities(self._norm_bound(n_features), self.n_components,
+                                          n_samples=n_samples, relation=relation, norm=norm)
+        c_share = float(self.count_share) if count is not None else 0.0
+        if self.noise == "gaussian":
+            mu = gdp_mu_for_approx_dp(eps, dlt) * math.sqrt(share)
+            a: Gaussian | Laplace = Gaussian.for_gdp(mu * math.sqrt(1.0 - c_share),
+                                                     sensitivity=first)
+            b: Gaussian | Laplace | None = (
+                None if count is None else Gaussian.for_gdp(mu * math.sqrt(c_share),
+                                                            sensitivity=count))
+        else:
+            a = Laplace.for_epsilon(eps * share * (1.0 - c_share), sensitivity=first)
+            b = None if count is None else Laplace.for_epsilon(eps * share * c_share,
+                                                               sensitivity=count)
+        return a, b
+
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
+        """``Sequential(PostProcess(DP K-means), mean [, count])`` or the mean blocks."""
+        n = check.positive_int("n_samples", n_samples, "plan")
+        d = check.positive_int("n_features", n_features, "plan")
+        a, b = self.mean_blocks(n_samples=n, n_features=d)
+        mean: Block = a if b is None else Sequential(a, b)
+        if self.feature_map != "kmeans_nystrom":
+            return mean
+        km = self._kmeans(None).plan(n_samples=n, n_features=d)
+        return Sequential(PostProcess(km, "Nyström map of the private centroids"), mean)
+
+    # -- fitting ------------------------------------------------------------------------------
+
+    def fit(self, X: Any, y: Any = None) -> PrivateKernelMean:
+        """Release the private mean embedding of X (numpy or dask, n x d); y is ignored."""
+        if not is_dask_array(X):
+            X = np.asarray(X, dtype=np.float64)
+        if len(X.shape) != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+            raise check.fail("X", f"an array of shape {X.shape}",
+                             "a non-empty 2-D array (n_samples, n_features)", _OWNER)
+        n, d = (int(v) for v in X.shape)
+        plan = self.plan(n_samples=n, n_features=d)
+        first, count = self.mean_blocks(n_samples=n, n_features=d)
+        seeds = np.random.SeedSequence(self.random_state).spawn(3)
+        rng = np.random.default_rng(seeds[2])
+        with Ledger() as ledger:
+            fmap: Any
+            if self.feature_map == "rff":
+                gamma = 1.0 / d if self.gamma is None else float(self.gamma)
+                fmap = _RFFMap(self.n_components, gamma, d, np.random.default_rng(seeds[0]))
+            elif self.feature_map == "nystrom":
+                fmap = NystromMap(np.asarray(self.landmarks, dtype=np.float64), self._kernel(),
+                                  data_radius=self.data_radius, chunk_size=self.chunk_size)
+            else:
+                km = self._kmeans(np.random.default_rng(seeds[1])).fit(X)
+                self.kmeans_ = km
+                fmap = NystromMap(km.cluster_centers_, self._kernel(),
+                                  data_radius=self.data_radius, chunk_size=self.chunk_size)
+            stats = feature_sums(X, fmap.transform, self.chunk_size)
+            sums = stats[:-1]
+            if count is None:
+                self.embedding_: NDArray[np.float64] = np.asarray(
+                    first.release(sums / n, rng=rng), dtype=np.float64)
+                self.n_samples_: float = float(n)
+            else:
+                noisy_sum = np.asarray(first.release(sums, rng=rng), dtype=np.float64)
+                noisy_n = float(np.asarray(count.release(stats[-1], rng=rng)))
+                self.n_samples_ = noisy_n
+                self.embedding_ = noisy_sum / max(noisy_n, 1.0)
+        self.feature_map_ = fmap
+        self.noise_scale_ = float(first.noise_scale)
+        self.n_features_in_ = d
+        self.plan_ = plan
+        self.ledger_ = ledger
+        self.guarantee_: Guarantee = tightest(plan, delta=self.delta).guarantee
+        from privkit.guarantees import ApproxDP
+
+        claim: Guarantee | None = None
+        if self.feature_map == "rff" and self.noise == "gaussian":
+            claim = ApproxDP(epsilon=self.epsilon, delta=self.delta)
+        elif self.feature_map == "kmeans_nystrom":
+            claim = PureDP(epsilon=self.epsilon) if self.noise == "laplace" else ApproxDP(
+                epsilon=self.epsilon, delta=self.delta)
+        self.paper_claim_: Guarantee | None = claim
+        return self
+
+    def witness(self, X: Any) -> NDArray[np.float64]:
+        """The released embedding evaluated at the rows of X: ``<m~, phi(x)>``, the private
+        estimate of ``(1/n) sum_i k(x_i, x)``."""
+        F = np.asarray(self.feature_map_.transform(np.asarray(X, dtype=np.float64)))
+        out: NDArray[np.float64] = F @ self.embedding_
+        return out
+
+
+def kme_distance(embedding: NDArray[np.float64], feature_map: Any, X: NDArray[np.float64],
+                 kernel: Any, *, chunk_size: int = 2048) -> float:
+    """The KME error ``D(v, X) = sqrt(max(0, ||v||^2 - 2 <v, phi_bar(X)> + mean K_XX))``.
+
+    Here ``phi_bar(X) = (1/n) sum phi(x_i)`` and ``mean K_XX = (1/n^2) sum_{i,j}
+    k(x_i, x_j) = ||mu_X||_H^2``. For a Nyström map ``phi(x) = Sigma^{-1/2} U^T k_Z(x)``, the
+    vector v is the RKHS element ``g_v = sum_j (U Sigma^{-1/2} v)_j k(z_j, .)`` (with
+    ``||g_v||_H = ||v||`` and ``<g_v, k(x, .)>_H = <v, phi(x)>``), so D is exactly the RKHS
+    distance ``||g_v - mu_X||_H`` to the exact (full-kernel) mean embedding. For random
+    Fourier features, the same expansion with ``<v, phi(x)>`` as the evaluation of v is the
+    plug-in estimate of Balog et al. (their embeddings are compared through the kernel);
+    it equals ``||v - phi_bar||^2 + (||mu_X||_H^2 - ||phi_bar||^2)``, where the second
+    term is the random features' own approximation error (of either sign: hence the
+    ``max(0, .)``). ``mean K_XX`` is computed exactly in row blocks (O(n^2 d))."""
+    X = np.asarray(X, dtype=np.float64)
+    v = np.asarray(embedding, dtype=np.float64)
+    n = X.shape[0]
+    phi_bar = np.asarray(feature_map.transform(X)).mean(axis=0)
+    total = 0.0
+    for i in range(0, n, chunk_size):
+        total += float(kernel(X[i:i + chunk_size], X).sum())
+    sq = float(v @ v) - 2.0 * float(v @ phi_bar) + total / n**2
+    return math.sqrt(max(sq, 0.0))
+
+
+# -- the private MMD test ------------------------------------------------------------------------
+
+
+def mmd_null_threshold(*, norm_bound: float, n_x: int, n_y: int, noise_std: float,
+                       n_components: int, alpha: float = 0.05, noise_alpha_share: float = 0.5
+                       ) -> float:
+    """The rejection threshold c for ``||m~_X - m~_Y||`` (module docstring, steps 1-2).
+
+    ``t_0 = B sqrt(1/m + 1/n) (1 + sqrt(2 log(1 / a_1)))`` (McDiarmid; Gretton et al.
+    2012, Theorem 7) and ``c = s sqrt(ncx2.ppf(1 - a_2, D, t_0^2 / s^2))`` with
+    ``a_2 = noise_alpha_share * alpha``, ``a_1 = alpha - a_2``; for ``s = 0``, ``c = t_0``.
+    """
+    from scipy.stats import ncx2
+
+    owner = "mmd_null_threshold"
+    b = check.positive_finite("norm_bound", norm_bound, owner)
+    m = check.positive_int("n_x", n_x, owner)
+    n = check.positive_int("n_y", n_y, owner)
+    s = check.nonnegative_finite("noise_std", noise_std, owner)
+    d = check.positive_int("n_components", n_components, owner)
+    a = check.open_unit("alpha", alpha, owner)
+    share = check.open_unit("noise_alpha_share", noise_alpha_share, owner)
+    a2 = share * a if s > 0 else 0.0
+    a1 = a - a2
+    t0 = b * math.sqrt(1.0 / m + 1.0 / n) * (1.0 + math.sqrt(2.0 * math.log(1.0 / a1)))
+    if s == 0:
+        return t0
+    return s * math.sqrt(float(ncx2.ppf(1.0 - a2, d, (t0 / s) ** 2)))
+
+
+@attrs.frozen(kw_only=True)
+class MMDTestResult:
+    """The released statistic, the threshold, the decision and the privacy accounting."""
+
+    statistic: float
+    threshold: float
+    reject: bool
+    alpha: float
+    embedding_x: NDArray[np.float64] = attrs.field(eq=False, repr=False)
+    embedding_y: NDArray[np.float64] = attrs.field(eq=False, repr=False)
+    noise_std: float
+    plan: Block = attrs.field(eq=False)
+    delta: float
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """privkit's tightest accountant on ``plan`` (computed on demand)."""
+        return tightest(self.plan, delta=self.delta).guarantee
+
+
+def private_mmd_test(X: Any, Y: Any, feature_map: Any, *, epsilon: float, delta: float,
+                     alpha: float = 0.05, noise_alpha_share: float = 0.5,
+                     chunk_size: int = 65536, random_state: Any = None) -> MMDTestResult:
+    """A private two-sample test of ``P = Q`` from two private samples X ~ P, Y ~ Q.
+
+    Each sample's feature mean is released by the Gaussian mechanism at
+    ``(epsilon, delta)`` (replace-one, sensitivity ``2B/m`` and ``2B/n``); X and Y are
+    disjoint datasets, so the plan is ``Parallel(mean_X, mean_Y)`` and each person's
+    guarantee is ``(epsilon, delta)``. ``feature_map`` (``transform``, ``norm_bound``,
+    ``n_components``) must not depend on X or Y. The level is at most ``alpha`` for all
+    sample sizes (module docstring); the statistic, the threshold and the decision are
+    post-processing of the two released means.
+    """
+    owner = "private_mmd_test"
+    eps = check.positive_finite("epsilon", epsilon, owner)
+    dlt = check.open_unit("delta", delta, owner)
+    check.open_unit("alpha", alpha, owner)
+    for name in ("transform", "norm_bound", "n_components"):
+        if not hasattr(feature_map, name):
+            raise check.fail("feature_map", feature_map, "a fitted map with transform, "
+                             "norm_bound and n_components (NystromMap, RFF map)", owner)
+    b = float(feature_map.norm_bound)
+    dim = int(feature_map.n_components)
+    mu = gdp_mu_for_approx_dp(eps, dlt)
+    rng = np.random.default_rng(random_state)
+    means, blocks = [], []
+    with Ledger():
+        for name, data in (("X", X), ("Y", Y)):
+            if not is_dask_array(data):
+                data = np.asarray(data, dtype=np.float64)
+            if len(data.shape) != 2 or data.shape[0] < 1:
+                raise check.fail(name, f"an array of shape {data.shape}", "a non-empty 2-D "
+                                 "array", owner)
+            n = int(data.shape[0])
+            sens, _ = mean_sensitivities(b, dim, n_samples=n, relation="replace_one",
+                                         norm=Norm.L2)
+            block = Gaussian.for_gdp(mu, sensitivity=sens)
+            stats = feature_sums(data, feature_map.transform, chunk_size)
+            means.append(np.asarray(block.release(stats[:-1] / n, rng=rng), dtype=np.float64))
+            blocks.append(block)
+    s = math.hypot(blocks[0].noise_scale, blocks[1].noise_scale)
+    threshold = mmd_null_threshold(norm_bound=b, n_x=int(X.shape[0]), n_y=int(Y.shape[0]),
+                                   noise_std=s, n_components=dim, alpha=alpha,
+                                   noise_alpha_share=noise_alpha_share)
+    stat = float(np.linalg.norm(means[0] - means[1]))
+    plan = Parallel(blocks[0], blocks[1])
+    return MMDTestResult(statistic=stat, threshold=threshold, reject=stat > threshold,
+                         alpha=float(alpha), embedding_x=means[0], embedding_y=means[1],
+                         noise_std=s, plan=plan, delta=dlt)
