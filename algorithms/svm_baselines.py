@@ -40,15 +40,16 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from privkit import _validation as check
-from privkit.accountants import tightest
 from privkit.guarantees import ApproxDP, Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Repeat
 
 from .random_features import RandomFourierFeatures
+from .svdd import accounted
 
-__all__ = ["SVMOutputClassifier", "SVMSemiClassifier", "SVMWeightClassifier", "hinge_svm"]
+__all__ = ["SVMOutputClassifier", "SVMSemiClassifier", "SVMWeightClassifier", "hinge_svm",
+           "hinge_svm_ovr"]
 
 R = Neighbouring.REPLACE_ONE
 
@@ -68,6 +69,25 @@ def hinge_svm(Phi: NDArray[np.float64], signs: NDArray[np.float64], nu: float
         model.fit(Phi, signs)
     w: NDArray[np.float64] = model.coef_.ravel().astype(np.float64)
     return w
+
+
+def hinge_svm_ovr(Phi: NDArray[np.float64], codes: NDArray[np.int64], nu: float
+                  ) -> NDArray[np.float64]:
+    """The one-vs-rest weights, row k solving :func:`hinge_svm` with labels ``+1`` for
+    class k and ``-1`` otherwise, in one liblinear call (its one-vs-rest loop solves the
+    same problems; one call saves scikit-learn's per-fit validation, most of the time on
+    small data)."""
+    from sklearn.svm import LinearSVC
+
+    model = LinearSVC(loss="hinge", C=nu, fit_intercept=False, dual=True, tol=1e-6,
+                      max_iter=20_000)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(Phi, codes)
+    W: NDArray[np.float64] = model.coef_.astype(np.float64)
+    return W
 
 
 class _OvR(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -100,10 +120,9 @@ class _OvR(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.features_ = RandomFourierFeatures(self.n_components, self.gamma,
                                                int(self._rng.integers(2**63))).fit(X)
         Phi = self.features_.transform(X)
-        targets = range(self.classes_.size) if self.classes_.size > 2 else [1]
-        W = np.array([hinge_svm(Phi, np.where(codes == k, 1.0, -1.0), self.nu)
-                      for k in targets])
-        return W
+        if self.classes_.size == 2:
+            return hinge_svm(Phi, np.where(codes == 1, 1.0, -1.0), self.nu)[None, :]
+        return hinge_svm_ovr(Phi, codes, self.nu)
 
     def _labels(self, scores: NDArray[np.float64]) -> NDArray[Any]:
         if scores.shape[1] == 1:
@@ -134,7 +153,7 @@ class SVMWeightClassifier(_OvR):
         with Ledger() as ledger:
             self.coef_ = np.array([block.release(w, rng=self._rng) for w in W])
         self.plan_, self.ledger_ = plan, ledger
-        self.guarantee_: Guarantee = tightest(plan, delta=0.0).guarantee
+        self.guarantee_: Guarantee = accounted(plan, 0.0)
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
         return self
 
@@ -151,26 +170,31 @@ class SVMOutputClassifier(_OvR):
 
     ``predict`` is the private release; it needs the non-private weights, i.e. the
     training data, at inference. ``guarantee_`` is set by each ``predict`` call for the
-    queries answered so far.
+    queries of that call; ``n_queries`` sizes :meth:`plan` before any call.
     """
 
     def __init__(self, *, epsilon: float = 1.0, nu: float = 0.05, gamma: float = 1.0,
-                 n_components: int = 400, accounting: str = "batch",
+                 n_components: int = 400, accounting: str = "batch", n_queries: int = 1,
                  random_state: Any = None) -> None:
         super().__init__(epsilon=epsilon, nu=nu, gamma=gamma, n_components=n_components,
                          random_state=random_state)
         self.accounting = accounting
+        self.n_queries = n_queries
 
-    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2,
-             n_queries: int = 1) -> Block:
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
+        """The release of one ``predict`` call of ``n_queries`` points (the estimator
+        parameter; ``predict`` itself accounts for the points it is given)."""
+        m = check.positive_int("n_queries", self.n_queries, type(self).__name__)
+        return self._plan(check.positive_int("n_classes", n_classes, "plan"), m)
+
+    def _plan(self, n_classes: int, m: int) -> Block:
         from privkit.mechanisms import Laplace
 
         self._check()
         if self.accounting not in ("batch", "per_query"):
             raise check.fail("accounting", self.accounting, "'batch' or 'per_query'",
                              type(self).__name__)
-        k = self._problems(check.positive_int("n_classes", n_classes, "plan"))
-        m = check.positive_int("n_queries", n_queries, "plan")
+        k = self._problems(n_classes)
         per_query = Sensitivity(value=2.0 * self.nu * k, norm=Norm.L1, relation=R)
         if self.accounting == "per_query":  # the thesis: epsilon for every query
             return Repeat(Laplace.for_epsilon(self.epsilon, sensitivity=per_query), m)
@@ -185,8 +209,7 @@ class SVMOutputClassifier(_OvR):
     def predict(self, X: Any) -> NDArray[Any]:
         Q = np.asarray(X, dtype=np.float64)
         scores = self.features_.transform(Q) @ self._weights.T
-        plan = self.plan(n_samples=1, n_features=Q.shape[1], n_classes=self.classes_.size,
-                         n_queries=Q.shape[0])
+        plan = self._plan(self.classes_.size, Q.shape[0])
         with Ledger() as ledger:
             if self.accounting == "per_query":
                 block = plan.block  # type: ignore[union-attr]
@@ -194,30 +217,52 @@ class SVMOutputClassifier(_OvR):
             else:
                 noisy = plan.release(scores, rng=self._rng)  # type: ignore[union-attr]
         self.plan_, self.ledger_ = plan, ledger
-        self.guarantee_: Guarantee = tightest(plan, delta=0.0).guarantee
+        self.guarantee_: Guarantee = accounted(plan, 0.0)
         return self._labels(noisy)
 
 
 class SVMSemiClassifier(_OvR):
     """Jain, Thakurta 2013 (semi-interactive): Gaussian noise on decision values of the
     user's unlabelled points ``Z`` (``fit(X, y, Z=...)``), then a released least-squares
-    weight vector. ``delta`` defaults to ``1/n`` (the thesis)."""
+    weight vector. ``delta`` defaults to ``1/n`` (the thesis).
+
+    The L2 sensitivity of the decision values on Z is ``||Phi_Z||_op 2 nu`` per class.
+    ``z_operator_norm`` is that public operator norm: ``None`` (default) computes it at
+    ``fit`` from the public Z (``z_operator_norm_``); a number declares it in advance
+    (e.g. ``sqrt(m)`` for m points, since every feature row has norm 1), so that
+    :meth:`plan` can be called before ``fit``; ``fit`` refuses a declared value below
+    the norm of the Z it is given.
+    """
 
     def __init__(self, *, epsilon: float = 1.0, delta: float | None = None, nu: float = 0.05,
                  gamma: float = 1.0, n_components: int = 400,
-                 random_state: Any = None) -> None:
+                 z_operator_norm: float | None = None, random_state: Any = None) -> None:
         super().__init__(epsilon=epsilon, nu=nu, gamma=gamma, n_components=n_components,
                          random_state=random_state)
         self.delta = delta
+        self.z_operator_norm = z_operator_norm
 
-    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2,
-             z_operator_norm: float = 1.0) -> Block:
+    def _z_norm(self) -> float:
+        if self.z_operator_norm is not None:
+            return check.positive_finite("z_operator_norm", self.z_operator_norm,
+                                         type(self).__name__)
+        if hasattr(self, "z_operator_norm_"):
+            return float(self.z_operator_norm_)
+        raise check.fail("z_operator_norm", None, "a positive number before fit",
+                         type(self).__name__,
+                         "the sensitivity depends on the public points Z: declare their "
+                         "operator norm (at most sqrt(len(Z))) or call fit(X, y, Z=Z)")
+
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
+        """``Repeat(Gaussian, k)``: one Gaussian release per one-vs-rest problem, each at
+        ``(epsilon / k, delta / k)`` with L2 sensitivity ``2 nu ||Phi_Z||_op``."""
         from privkit.mechanisms import Gaussian
 
         self._check()
         k = self._problems(check.positive_int("n_classes", n_classes, "plan"))
-        delta = self.delta if self.delta is not None else 1.0 / n_samples
-        sens = Sensitivity(value=2.0 * self.nu * z_operator_norm, norm=Norm.L2, relation=R)
+        n = check.positive_int("n_samples", n_samples, "plan")
+        delta = self.delta if self.delta is not None else 1.0 / n
+        sens = Sensitivity(value=2.0 * self.nu * self._z_norm(), norm=Norm.L2, relation=R)
         return Repeat(Gaussian.for_approx_dp(epsilon=self.epsilon / k, delta=delta / k,
                                              sensitivity=sens), k)
 
@@ -228,15 +273,22 @@ class SVMSemiClassifier(_OvR):
         W = self._fit_weights(X, y)
         PZ = self.features_.transform(np.asarray(Z, dtype=np.float64))
         op = float(np.linalg.norm(PZ, ord=2))  # from the public Z only
+        if self.z_operator_norm is not None and self.z_operator_norm < op * (1 - 1e-12):
+            raise check.fail("z_operator_norm", self.z_operator_norm,
+                             f"at least the operator norm of phi(Z), {op:.6g}",
+                             type(self).__name__, "a smaller value understates the "
+                             "sensitivity")
+        self.z_operator_norm_ = op if self.z_operator_norm is None else float(
+            self.z_operator_norm)
         plan = self.plan(n_samples=len(X), n_features=self.n_features_in_,
-                         n_classes=self.classes_.size, z_operator_norm=op)
+                         n_classes=self.classes_.size)
         block = plan.block  # type: ignore[union-attr]
         with Ledger() as ledger:
             noisy = np.array([block.release(PZ @ w, rng=self._rng) for w in W])
         self.coef_ = np.linalg.lstsq(PZ, noisy.T, rcond=None)[0].T
         delta = self.delta if self.delta is not None else 1.0 / len(X)
         self.plan_, self.ledger_ = plan, ledger
-        self.guarantee_: Guarantee = tightest(plan, delta=delta).guarantee
+        self.guarantee_: Guarantee = accounted(plan, delta)
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=delta)
         return self
 

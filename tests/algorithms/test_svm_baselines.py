@@ -10,6 +10,7 @@ from privkit.algorithms.svm_baselines import (
     SVMSemiClassifier,
     SVMWeightClassifier,
     hinge_svm,
+    hinge_svm_ovr,
 )
 
 
@@ -59,3 +60,53 @@ def test_semi_uses_delta_one_over_n_and_is_accurate_at_large_epsilon():
     assert clf.guarantee_.epsilon_at(1 / 150) <= 100.0 * (1 + 1e-9)
     assert clf.paper_claim_ == ApproxDP(epsilon=100.0, delta=1 / 150)
     assert np.mean(clf.predict(X[150:]) == y[150:]) > 0.8
+
+
+def test_semi_has_the_one_plan_signature_and_a_public_z_norm():
+    """plan(*, n_samples, n_features, n_classes) only; the operator norm of phi(Z) is an
+    estimator parameter or computed at fit from the public Z (checked against the largest
+    singular value from an SVD)."""
+    import inspect
+
+    from privkit.errors import InvalidParameterError
+
+    params = list(inspect.signature(SVMSemiClassifier.plan).parameters)
+    assert params == ["self", "n_samples", "n_features", "n_classes"]
+    with pytest.raises(InvalidParameterError, match="z_operator_norm"):
+        SVMSemiClassifier(epsilon=1.0).plan(n_samples=10, n_features=2)
+    declared = SVMSemiClassifier(epsilon=1.0, nu=0.05, z_operator_norm=np.sqrt(50))
+    plan = declared.plan(n_samples=150, n_features=2, n_classes=3)
+    assert plan.block.sensitivity.value == pytest.approx(2 * 0.05 * np.sqrt(50))
+    X, y = _data()
+    clf = SVMSemiClassifier(epsilon=1.0, nu=0.05, n_components=50, random_state=0)
+    clf.fit(X[:150], y[:150], Z=X[150:])
+    PZ = clf.features_.transform(X[150:])
+    top = np.linalg.svd(PZ, compute_uv=False)[0]
+    assert clf.z_operator_norm_ == pytest.approx(top)
+    assert clf.plan_.block.sensitivity.value == pytest.approx(2 * 0.05 * top)
+    with pytest.raises(InvalidParameterError, match="z_operator_norm"):
+        SVMSemiClassifier(epsilon=1.0, nu=0.05, n_components=50, z_operator_norm=0.5,
+                          random_state=0).fit(X[:150], y[:150], Z=X[150:])
+
+
+def test_output_plan_has_the_one_signature():
+    import inspect
+
+    params = list(inspect.signature(SVMOutputClassifier.plan).parameters)
+    assert params == ["self", "n_samples", "n_features", "n_classes"]
+    plan = SVMOutputClassifier(epsilon=1.0, nu=0.05, accounting="per_query",
+                               n_queries=7).plan(n_samples=10, n_features=2, n_classes=3)
+    assert plan.count == 7
+    batch = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_queries=7).plan(
+        n_samples=10, n_features=2, n_classes=3)
+    assert batch.sensitivity.value == pytest.approx(2 * 0.05 * 3 * 7)
+
+
+def test_one_vs_rest_in_one_call_solves_each_binary_problem():
+    """Row k of hinge_svm_ovr equals hinge_svm on labels (class k) vs (the rest), to the
+    solver's tolerance."""
+    X, y = _data(90)
+    P = RandomFourierFeatures(30, 1.0, random_state=0).fit_transform(X)
+    W = hinge_svm_ovr(P, y, 0.05)
+    for k in range(3):
+        assert np.abs(W[k] - hinge_svm(P, np.where(y == k, 1.0, -1.0), 0.05)).max() < 1e-4
