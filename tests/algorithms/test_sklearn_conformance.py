@@ -6,11 +6,8 @@ Expected failures, and why:
   83% training accuracy on a small 3-class problem (about 100 rows) at the default
   budget; output perturbation's noise, of scale 2 / (n Lambda eps) per weight vector
   with eps split three ways, is larger than the weights themselves there. That is the
-  privacy-utility trade-off, not a defect; objective perturbation passes.
-* ``check_classifiers_train`` for ``ObjectivePerturbationClassifier``: with the intercept
-  (0.2.0) each row is ``(x, 1) / sqrt(2)``, which halves the squared margins, and the
-  check's standardised blobs are clipped to the unit ball; at epsilon 1 on ~100 rows the
-  noise then costs more than the 83% the check asks for. Privacy-utility, not a defect.
+  privacy-utility trade-off, not a defect; objective perturbation passes (at the default
+  regularization 1e-3).
 * ``check_classifiers_train`` for the PCA pipelines (DPDR-DPML, FedDPDR-DPML): other
   checks fit on one-feature data, so they run with ``n_components=1``; projecting the
   check's 2-feature, 3-class blobs on a single (private) direction cannot separate
@@ -37,9 +34,6 @@ from privkit.algorithms import (
 
 _REDUCED = "one private principal component of 2-feature, 3-class blobs (see module)"
 EXPECTED = {
-    "ObjectivePerturbationClassifier": {
-        "check_classifiers_train": "intercept rows (x, 1)/sqrt(2) at epsilon 1 (see module)",
-    },
     "OutputPerturbationClassifier": {
         "check_classifiers_train": "noise at the default budget on ~100 rows (see module)",
     },
