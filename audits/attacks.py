@@ -143,49 +143,99 @@ def _pickling_error(exc: BaseException) -> bool:
     return isinstance(exc, pickle.PicklingError) or "pickle" in text
 
 
-def _both_sides(system: Callable[..., Any], pair: NeighbouringPair,
-                root: np.random.SeedSequence, sizes: list[int], batched: bool,
-                executor: Executor | None, progress: bool
-                ) -> tuple[NDArray[Any], NDArray[Any]]:
-    """Draws on both inputs; every chunk of both sides is submitted before any is awaited."""
+def _jobs(pair: NeighbouringPair, root: np.random.SeedSequence, sizes: list[int]
+          ) -> list[list[tuple[Any, np.random.SeedSequence, int]]]:
+    """The chunks of draws of each side: (input, stream, size), in order."""
     seeds = [side.spawn(len(sizes)) for side in root.spawn(2)]
-    jobs = [(data, s, n) for data, side in zip((pair.first, pair.second), seeds, strict=True)
-            for s, n in zip(side, sizes, strict=True)]
-    bar = _progress_bar(len(jobs)) if progress else None
-    parts = []
-    try:
-        if executor is None:
-            for data, s, n in jobs:
-                parts.append(draw(system, data, s, n, batched))
-                if bar is not None:
-                    bar.update(1)
-        else:
-            futures = [executor.submit(draw, system, data, s, n, batched)
-                       for data, s, n in jobs]
-            for f in futures:
-                parts.append(f.result())
-                if bar is not None:
-                    bar.update(1)
-    except Exception as exc:
-        if executor is not None and _pickling_error(exc):
-            raise check.fail("system", system, "picklable when an executor runs it in other "
-                             "processes", "audit", "define it (and what it uses) at module "
-                             "level, not as a lambda or closure; or use functools.partial "
-                             "of a module-level function; or pass executor=None") from exc
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    half = len(sizes)
-    shapes = {p.shape[1:] for p in parts}
-    if len(shapes) > 1:
-        raise check.fail("system", system, "a function whose outputs have the same shape on "
-                         "both inputs", "audit", f"got row shapes {sorted(shapes)}")
-    first, second = np.concatenate(parts[:half]), np.concatenate(parts[half:])
-    if bool(np.all(is_missing(first))) and bool(np.all(is_missing(second))):
-        raise check.fail("system", system, "a function that returns its output", "audit",
-                         "every draw on both inputs returned None")
-    return first, second
+    return [[(data, s, n) for s, n in zip(side, sizes, strict=True)]
+            for data, side in zip((pair.first, pair.second), seeds, strict=True)]
+
+
+class _Stream:
+    """Draws both sides chunk by chunk (in the caller's process or on ``executor``, every
+    chunk submitted at once); checks that every chunk has the same row shape and that
+    not every draw is missing. The selection draws are kept; the measured ones are only
+    counted (:func:`audit`), so memory stays at a few chunks whatever the draws."""
+
+    def __init__(self, system: Callable[..., Any], pair: NeighbouringPair,
+                 root: np.random.SeedSequence, sizes: list[int], batched: bool,
+                 executor: Executor | None, progress: bool) -> None:
+        self.system, self.batched, self.executor = system, batched, executor
+        self.jobs = _jobs(pair, root, sizes)
+        self.bar = _progress_bar(2 * len(sizes)) if progress else None
+        self.futures: list[list[Any]] | None = None
+        if executor is not None:
+            self.futures = [[executor.submit(draw, system, *job, batched) for job in side]
+                            for side in self.jobs]
+        self.shape: tuple[int, ...] | None = None
+        self.present = False
+
+    def chunk(self, side: int, index: int) -> NDArray[Any]:
+        try:
+            if self.futures is None:
+                part = draw(self.system, *self.jobs[side][index], self.batched)
+            else:
+                part = self.futures[side][index].result()
+                self.futures[side][index] = None  # let the executor free it
+        except Exception as exc:
+            if self.executor is not None and _pickling_error(exc):
+                raise check.fail("system", self.system, "picklable when an executor runs it "
+                                 "in other processes", "audit", "define it (and what it "
+                                 "uses) at module level, not as a lambda or closure; or use "
+                                 "functools.partial of a module-level function; or pass "
+                                 "executor=None") from exc
+            raise
+        if self.shape is None:
+            self.shape = part.shape[1:]
+        elif part.shape[1:] != self.shape:
+            raise check.fail("system", self.system, "a function whose outputs have the same "
+                             "shape on both inputs", "audit",
+                             f"got row shapes {sorted({self.shape, part.shape[1:]})}")
+        self.present = self.present or not bool(np.all(is_missing(part)))
+        if self.bar is not None:
+            self.bar.update(1)
+        return part
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def check_present(self) -> None:
+        if not self.present:
+            raise check.fail("system", self.system, "a function that returns its output",
+                             "audit", "every draw on both inputs returned None")
+
+
+def _measure(stream: _Stream, sizes: list[int], select: int, delta: float, confidence: float,
+             distinguisher: Distinguisher | None, pair: NeighbouringPair, trials: int
+             ) -> tuple[Any, str, list[int]]:
+    """Choose the rule on each side's first ``select`` draws, then count how many of the
+    remaining ``trials`` draws of each side it contains, one chunk at a time.
+
+    The draws, their streams and their split are those of drawing everything at once
+    and slicing (the result does not depend on the chunking), and the rule is fixed
+    before any measured draw is looked at: the validity argument is unchanged.
+    """
+    ends = np.cumsum(sizes)
+    last = int(np.searchsorted(ends, select, side="left"))  # chunk holding draw select-1
+    selection, rest = [], []
+    for side in (0, 1):
+        parts = [stream.chunk(side, i) for i in range(last + 1)]
+        joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        selection.append(joined[:select])
+        rest.append(joined[select:])
+    chooser = Events(distinguisher or choose(selection[0])).bind(pair)
+    chooser = chooser.for_trials(trials)
+    rule = chooser.fit(selection[0], selection[1], delta=delta, confidence=confidence)
+    del selection
+    hits = [0, 0]
+    for side in (0, 1):
+        hits[side] += int(np.sum(rule.contains(rest[side]))) if len(rest[side]) else 0
+        rest[side] = rest[side][:0]
+        for i in range(last + 1, len(sizes)):
+            hits[side] += int(np.sum(rule.contains(stream.chunk(side, i))))
+    stream.check_present()
+    return rule, chooser.name, hits
 
 
 def _progress_bar(total: int) -> Any:
@@ -203,6 +253,7 @@ def audit(
     trials: int = 1_000_000,
     confidence: float = 0.95,
     selection_fraction: float = 0.2,
+    selection_trials: int | None = None,
     distinguisher: Distinguisher | None = None,
     batched: bool = True,
     rng: RNGLike | list[int] = None,
@@ -228,7 +279,14 @@ def audit(
         Draws per side that measure the rejection set (at least 10). The
         ``selection_fraction`` draws that choose it come **on top**: each side is drawn
         ``trials + max(2, int(trials * selection_fraction))`` times
-        (``AuditResult.selection_trials`` reports the extra draws).
+        (``AuditResult.selection_trials`` reports the extra draws). The measured draws
+        are drawn and counted one chunk at a time, never held together, so 10^8 draws
+        per side of a cheap sampler need only a few chunks of memory.
+    selection_trials : int, optional
+        The selection draws per side (at least 2), in place of
+        ``trials * selection_fraction``: a large measurement (10^8 draws) needs far fewer
+        selection draws than 20% of it (the distinguishers choose the set whose bound is
+        best *at the measured size*, :meth:`~privkit.audits.Distinguisher.for_trials`).
     confidence : float
         The probability that the reported lower bound is valid.
     distinguisher : Distinguisher, optional
@@ -278,21 +336,28 @@ def audit(
     if distinguisher is not None:
         check.instance("distinguisher", distinguisher, Distinguisher, owner)
     root = seed_root(rng, owner)
-    select = max(_MIN_SELECTION, int(n * frac))
+    if selection_trials is None:
+        select = max(_MIN_SELECTION, int(n * frac))
+    else:
+        select = check.positive_int("selection_trials", selection_trials, owner)
+        if select < _MIN_SELECTION:
+            raise check.fail("selection_trials", selection_trials,
+                             f"an integer >= {_MIN_SELECTION} (draws per side)", owner)
     total = n + select
     chunks = max(1, math.ceil(total / (_CHUNK if batched else _CHUNK_SINGLE)))
     sizes = [total // chunks + (1 if i < total % chunks else 0) for i in range(chunks)]
-    first, second = _both_sides(system, pair, root, sizes, batched, executor, progress)
-    chooser = Events(distinguisher or choose(first[:select])).bind(pair)
-    rule = chooser.fit(first[:select], second[:select], delta=dlt, confidence=conf)
-    hits_first = int(np.sum(rule.contains(first[select:])))
-    hits_second = int(np.sum(rule.contains(second[select:])))
+    stream = _Stream(system, pair, root, sizes, batched, executor, progress)
+    try:
+        rule, chosen_by, (hits_first, hits_second) = _measure(
+            stream, sizes, select, dlt, conf, distinguisher, pair, n)
+    finally:
+        stream.close()
     hits, other = (hits_second, hits_first) if rule.swapped else (hits_first, hits_second)
     bound = float(epsilon_lower_bound(hits, n, other, n, delta=dlt, confidence=conf))
     mu = gdp_mu_lower_bound(hits, n, other, n, confidence=conf)
     return AuditResult(name=name, claim_epsilon=eps, claim_delta=dlt, lower_bound=bound,
                        confidence=conf, trials=n, hits=hits, hits_other=other,
-                       rule=rule.description, distinguisher=chooser.name, gdp_mu_lower=mu,
+                       rule=rule.description, distinguisher=chosen_by, gdp_mu_lower=mu,
                        pair=pair, selection_trials=select, threat_model=threat_model)
 
 

@@ -29,14 +29,15 @@ bound on the selection split.
 from __future__ import annotations
 
 import abc
+import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from privkit.audits.lower_bounds import epsilon_lower_bound
+from privkit.audits.lower_bounds import clopper_pearson, epsilon_lower_bound
 
 __all__ = ["MISSING", "Bands", "Best", "Distinguisher", "Events", "Histogram", "Patterns",
            "Projection", "Reachability", "Rule", "Threshold", "choose", "is_missing"]
@@ -87,21 +88,83 @@ class Distinguisher(abc.ABC):
         calls it); only distinguishers that use the inputs themselves change."""
         return self
 
+    def for_trials(self, trials: int) -> Distinguisher:
+        """This distinguisher told how many draws per side will measure its rule
+        (:func:`~privkit.audits.audit` calls it). Those that rank candidate sets by their
+        bound rank them by the bound *projected to that many draws* (selection counts
+        scaled up, the unfavoured side's with one added: conservative), so that a small
+        selection split picks the set that is best for a large measurement (at 10^8
+        draws the best event of a Gaussian at delta 1e-5 is much further in the tail than
+        at 10^6). Only the choice changes, never the bound's validity."""
+        return self
+
+
+_D = TypeVar("_D", bound=Distinguisher)
+
+
+def _trials(distinguisher: Distinguisher) -> int | None:
+    """The measured size a distinguisher was told (None: rank by the split's own bound)."""
+    trials: int | None = getattr(distinguisher, "trials", None)
+    return trials
+
+
+def _told(distinguisher: _D, trials: int) -> _D:
+    """A copy (of the same class, so subclasses keep their own ``fit``) with ``trials``."""
+    told = copy.copy(distinguisher)
+    told.trials = trials  # type: ignore[attr-defined]
+    return told
+
+
+#: One-sided level (about 1.5 standard deviations) at which selection frequencies are
+#: moved against a set before it is ranked for a larger measurement.
+_SHRINK_ALPHA = 0.07
+
+
+def _ranked_bounds(hits: Any, n: int, other: Any, n_other: int, *, delta: float,
+                   confidence: float, trials: int | None) -> NDArray[np.float64]:
+    """Bounds by which candidate sets are ranked: the Clopper-Pearson bound on these
+    counts, or (``trials`` given and larger than the split) the bound that the same
+    frequencies would give at ``trials`` draws per side, each frequency first moved
+    against the set to its one-sided Clopper-Pearson bound at level ``_SHRINK_ALPHA``
+    (a set seen rarely, or never on the other side, is not taken for a perfect one)."""
+    if trials is None or trials <= max(n, n_other):
+        return epsilon_lower_bound(hits, n, other, n_other, delta=delta,
+                                   confidence=confidence)
+    # each selection frequency first moved against the set to its one-sided Clopper-Pearson
+    # bound at _SHRINK_ALPHA: the far tail's few selection draws are noisy, and the best of
+    # many candidates would otherwise be a lucky one (a set seen 0-2 times on the other
+    # side looks perfect)
+    low, _ = clopper_pearson(hits, n, _SHRINK_ALPHA)
+    _, high = clopper_pearson(other, n_other, _SHRINK_ALPHA)
+    h = np.round(np.asarray(low) * trials)
+    o = np.minimum(np.round(np.asarray(high) * trials), trials)
+    return epsilon_lower_bound(h, trials, o, trials, delta=delta, confidence=confidence)
+
 
 class Threshold(Distinguisher):
     """``S = {x > t}`` or ``{x < t}`` on scalar outputs, over ``candidates`` quantiles."""
 
     name = "threshold"
 
-    def __init__(self, candidates: int = 400) -> None:
+    def __init__(self, candidates: int = 400, trials: int | None = None) -> None:
         self.candidates = candidates
+        self.trials = trials
+
+    def for_trials(self, trials: int) -> Distinguisher:
+        return _told(self, trials)
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         a = np.sort(np.asarray(first, dtype=float).ravel())
         b = np.sort(np.asarray(second, dtype=float).ravel())
         pooled = np.concatenate([a, b])
-        cuts = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, self.candidates)))
+        # evenly spaced quantiles, and geometrically spaced ones in both tails down to 16
+        # pooled draws: at small delta the best set lies beyond the 1/candidates quantile
+        # (probability ~1e-4 for a Gaussian at delta 1e-5)
+        deepest = min(16.0 / max(pooled.size, 1), 1.0 / self.candidates)
+        tail = np.geomspace(deepest, 1.0 / self.candidates, 48)
+        levels = np.concatenate([np.linspace(0.0, 1.0, self.candidates), tail, 1.0 - tail])
+        cuts = np.unique(np.quantile(pooled, np.clip(levels, 0.0, 1.0)))
         n_a, n_b = a.size, b.size
         above_a = n_a - np.searchsorted(a, cuts, side="right")
         above_b = n_b - np.searchsorted(b, cuts, side="right")
@@ -114,8 +177,8 @@ class Threshold(Distinguisher):
         ]
         best: tuple[float, tuple[float, str, bool, str] | None] = (-1.0, None)
         for hits, n, other, n_other, text, swapped, kind in options:
-            bounds = epsilon_lower_bound(hits, n, other, n_other, delta=delta,
-                                         confidence=confidence)
+            bounds = _ranked_bounds(hits, n, other, n_other, delta=delta,
+                                    confidence=confidence, trials=_trials(self))
             i = _best(bounds)
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), (float(cuts[i]), text, swapped, kind))
@@ -175,6 +238,12 @@ class Histogram(Distinguisher):
 
     name = "histogram"
 
+    def __init__(self, trials: int | None = None) -> None:
+        self.trials = trials
+
+    def for_trials(self, trials: int) -> Distinguisher:
+        return _told(self, trials)
+
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         a = np.asarray(first).ravel()
@@ -189,8 +258,8 @@ class Histogram(Distinguisher):
             order = np.argsort(-ratio)
             hits = np.cumsum(favoured[order])
             hits_other = np.cumsum(other[order])
-            bounds = epsilon_lower_bound(hits, n_f, hits_other, n_o, delta=delta,
-                                         confidence=confidence)
+            bounds = _ranked_bounds(hits, n_f, hits_other, n_o, delta=delta,
+                                    confidence=confidence, trials=_trials(self))
             i = _best(bounds)
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), (values[order[: i + 1]], swapped))
@@ -210,6 +279,12 @@ class Projection(Distinguisher):
 
     name = "projection"
 
+    def __init__(self, trials: int | None = None) -> None:
+        self.trials = trials
+
+    def for_trials(self, trials: int) -> Distinguisher:
+        return _told(self, trials)
+
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         a = np.asarray(first, dtype=float).reshape(len(first), -1)
@@ -217,7 +292,8 @@ class Projection(Distinguisher):
         covariance = np.cov(np.concatenate([a - a.mean(0), b - b.mean(0)]).T)
         covariance = np.atleast_2d(covariance) + 1e-12 * np.eye(a.shape[1])
         w = np.linalg.solve(covariance, b.mean(0) - a.mean(0))
-        inner = Threshold().fit(a @ w, b @ w, delta=delta, confidence=confidence)
+        inner = Threshold(trials=_trials(self)).fit(a @ w, b @ w, delta=delta,
+                                                    confidence=confidence)
 
         def contains(x: NDArray[Any], w: NDArray[np.float64] = w) -> NDArray[np.bool_]:
             return inner.contains(np.asarray(x, dtype=float).reshape(len(x), -1) @ w)
@@ -231,12 +307,18 @@ class Best(Distinguisher):
     and refit the best on all the selection draws: guards against a flexible
     distinguisher (a histogram over many rare values) overfitting the selection split."""
 
-    def __init__(self, *candidates: Distinguisher) -> None:
+    def __init__(self, *candidates: Distinguisher, trials: int | None = None) -> None:
         self.candidates = candidates
+        self.trials = trials
         self.name = "best of " + ", ".join(c.name for c in candidates)
 
     def bind(self, pair: Any) -> Distinguisher:
-        return Best(*(c.bind(pair) for c in self.candidates))
+        return Best(*(c.bind(pair) for c in self.candidates), trials=_trials(self))
+
+    def for_trials(self, trials: int) -> Distinguisher:
+        told = _told(self, trials)
+        told.candidates = tuple(c.for_trials(trials) for c in self.candidates)
+        return told
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
@@ -250,8 +332,8 @@ class Best(Distinguisher):
             hits, other = (b, a) if rule.swapped else (a, b)
             n_h, n_o = ((len(second) - cut_b, len(first) - cut_a) if rule.swapped
                         else (len(first) - cut_a, len(second) - cut_b))
-            score = float(epsilon_lower_bound(hits, n_h, other, n_o, delta=delta,
-                                              confidence=confidence))
+            score = float(_ranked_bounds(hits, n_h, other, n_o, delta=delta,
+                                         confidence=confidence, trials=_trials(self)))
             if score > best[0]:
                 best = (score, candidate)
         assert best[1] is not None
@@ -347,6 +429,11 @@ class Events(Distinguisher):
 
     def bind(self, pair: Any) -> Distinguisher:
         return Events(self.inner.bind(pair))
+
+    def for_trials(self, trials: int) -> Distinguisher:
+        told = copy.copy(self)
+        told.inner = self.inner.for_trials(trials)
+        return told
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:

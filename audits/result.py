@@ -50,6 +50,10 @@ class AuditResult:
     ceiling : float
         The largest fraction of the claim the attacked pair can certify, where it is
         known not to reach it (1.0 otherwise).
+    ceiling_basis : {"pair", "draws"}
+        What limits ``ceiling``: the pair's own largest privacy loss, or the number of
+        draws (the best bound an oracle that knows the optimal set certifies at this many
+        draws for the exact output law; reported with a "(draws)" label).
     stages : int
         For a sequential audit, the number of stages run (1 otherwise).
     verdict : {"violation", "consistent", "inconclusive"}
@@ -73,6 +77,7 @@ class AuditResult:
     threat_model: str = ""
     ceiling: float = 1.0
     stages: int = 1
+    ceiling_basis: str = "pair"
 
     @property
     def draws_per_side(self) -> int:
@@ -110,25 +115,42 @@ def report(results: Sequence[AuditResult], *, markdown: bool = False) -> str:
     The "if Gaussian-like" column is the f-DP bound of Nasr et al. 2023 at the claimed
     delta, valid only for mechanisms whose trade-off curve is Gaussian; it never decides
     the verdict. "draws/side" counts every draw on each input, the selection draws
-    included. Threat models, where a result states one, are listed under the table.
+    included. "pair ceiling" is the largest fraction of the claim the pair can certify
+    where it is below 1; marked "(draws)" when the limit is the number of draws, not the
+    pair (:attr:`AuditResult.ceiling_basis`). Threat models, where a result states one,
+    are listed under the table.
     """
     header = ["audit", "claim eps", "claim delta", "lower bound", "bound/claim",
               "pair ceiling", "if Gaussian-like", "draws/side", "verdict"]
     rows = [[r.name, f"{r.claim_epsilon:.4g}", f"{r.claim_delta:.3g}", f"{r.lower_bound:.4f}",
              f"{r.lower_bound / r.claim_epsilon:.3f}",
-             f"{r.ceiling:.3f}" if r.ceiling < 0.9995 else "-",
+             _ceiling_text(r),
              f"{r.gdp_epsilon_lower:.4f}" if r.claim_delta > 0 else "-",
              f"{r.draws_per_side:,}", r.verdict] for r in results]
     notes = [f"{r.name}: {r.threat_model}" for r in results if r.threat_model]
+    legend = ("(draws): a statistical ceiling, the best bound an oracle that knows the "
+              "optimal set certifies at these draws per side for the exact output law; "
+              "the pair's own limit is higher (stated in the row's note)")
+    drawn = any(r.ceiling_basis == "draws" and r.ceiling < 0.9995 for r in results)
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
+        if drawn:
+            lines += ["", legend]
         if notes:
             lines += ["", "Threat models:", ""] + [f"- {n}" for n in notes]
         return "\n".join(lines)
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    if drawn:
+        lines += ["", legend]
     if notes:
         lines += ["", "threat models:"] + [f"  {n}" for n in notes]
     return "\n".join(lines)
+
+
+def _ceiling_text(r: AuditResult) -> str:
+    if r.ceiling >= 0.9995:
+        return "-"
+    return f"{r.ceiling:.3f}" + (" (draws)" if r.ceiling_basis == "draws" else "")

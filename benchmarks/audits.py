@@ -18,6 +18,12 @@ Run: .venv/bin/python benchmarks/audits.py
 
 Part 2 uses two processes; it runs only with ``--parallel`` (the shared machine's rule is
 one core per engineer). Results: ``benchmarks/results/audits.txt``.
+
+``--cli [COMMAND]`` instead runs ``privkit audit`` and ``privkit audit --epsilon 4``
+(COMMAND, default the venv's ``privkit``, with ``OMP_NUM_THREADS=1``) under
+``/usr/bin/time -v`` and writes both tables, the wall clock, CPU time, peak memory, the
+load average before and after, and the count of stderr lines that are not progress lines
+(third-party log lines) to ``benchmarks/results/audit_cli.txt``.
 """
 
 from __future__ import annotations
@@ -153,5 +159,55 @@ def _parallel(pair: NeighbouringPair) -> None:
           f"{on_dask == serial}")
 
 
+def cli(command: list[str]) -> None:
+    """Run the audit command line at epsilon 1 and 4; write ``audit_cli.txt``."""
+    import os
+    import re
+    import subprocess
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    parts = []
+    for extra in ([], ["--epsilon", "4"]):
+        before = os.getloadavg()
+        run = subprocess.run(["/usr/bin/time", "-v", *command, "audit", *extra], env=env,
+                             capture_output=True, text=True, cwd="/tmp", check=False)
+        after = os.getloadavg()
+        stats = dict(re.findall(r"^\s*(Elapsed \(wall clock\) time.*?|User time.*?|"
+                                r"System time.*?|Maximum resident set size.*?): (.*)$",
+                                run.stderr, flags=re.M))
+        progress = [line for line in run.stderr.splitlines()
+                    if re.match(r"^(\[\d+/\d+\] |      )", line)]
+        timing = {k for k in run.stderr.splitlines() if k.startswith("\t")}
+        other = [line for line in run.stderr.splitlines()
+                 if line not in progress and line not in timing and line.strip()
+                 and not line.startswith("\tCommand being timed")]
+        cpu = sum(float(v) for k, v in stats.items() if k.startswith(("User", "System")))
+        parts += [
+            f"# command: cd /tmp && OMP_NUM_THREADS=1 {' '.join(command)} audit "
+            f"{' '.join(extra)}".rstrip() + f" (exit code {run.returncode})",
+            (f"# wall clock {next(v for k, v in stats.items() if k.startswith('Elapsed'))} "
+            f"(m:ss), CPU {cpu:.1f} s (user + system: about the wall clock of an idle "
+            f"machine), max RSS {next(v for k, v in stats.items() if k.startswith('Max'))} "
+            "kB"),
+            (f"# load average before: {', '.join(f'{x:.2f}' for x in before)}, after: "
+            f"{', '.join(f'{x:.2f}' for x in after)} (2 shared cores)"),
+            (f"# stderr: {sum(1 for p in progress if p.startswith('['))} progress lines "
+            f"([i/N] name ...), {len(other)} other lines"),
+            "",
+            run.stdout.rstrip(),
+            "",
+            "# per-row progress (cumulative seconds):",
+            *(f"#   {line.strip()}" for line in progress if not line.startswith("[")),
+            "",
+        ]
+    out = Path(__file__).resolve().parent / "results" / "audit_cli.txt"
+    out.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    print("\n".join(parts))
+
+
 if __name__ == "__main__":
-    main()
+    if "--cli" in sys.argv:
+        rest = sys.argv[sys.argv.index("--cli") + 1:]
+        cli(rest or [str(Path(sys.executable).with_name("privkit"))])
+    else:
+        main()

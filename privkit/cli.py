@@ -57,9 +57,11 @@ def _build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--delta", type=float, default=1e-5,
                        help="the delta approximate-DP mechanisms are calibrated to, in (0, 1) "
                        "(default 1e-5; pure mechanisms are audited at delta 0 whatever it is)")
-    audit.add_argument("--trials", type=int, default=1_000_000,
-                       help="draws per side that measure the rejection set (default 10^6, at "
-                       "least 10); 20%% more choose it; slow cases cap it (their max_trials)")
+    audit.add_argument("--trials", type=int, default=None,
+                       help="draws per side that measure the rejection set (at least 10; "
+                       "default 10^6, or the case's measure_trials: 10^8 for the Gaussian "
+                       "mechanisms, streamed); 20%% more choose it; slow cases cap it (their "
+                       "max_trials)")
     audit.add_argument("--confidence", type=float, default=0.95,
                        help="confidence of the lower bounds (default 0.95)")
     audit.add_argument("--seed", type=int, default=2026,
@@ -161,7 +163,7 @@ def _check_audit_args(args: argparse.Namespace) -> None:
     check.positive_finite("--epsilon", args.epsilon, owner)
     check.open_unit("--delta", args.delta, owner)
     check.open_unit("--confidence", args.confidence, owner)
-    if args.trials < MIN_TRIALS:
+    if args.trials is not None and args.trials < MIN_TRIALS:
         raise check.fail("--trials", args.trials, f"an integer >= {MIN_TRIALS} (draws per "
                          "side)", owner)
     if args.seed < 0:
@@ -187,13 +189,11 @@ def _audit(args: argparse.Namespace) -> int:
     import warnings
     from pathlib import Path
 
-    import attrs
-
     try:
         import numpy as np
 
-        from privkit.audits import audit, report, sequential_audit
-        from privkit.audits.registry import CASES
+        from privkit.audits import report
+        from privkit.audits.registry import CASES, run_case
     except ModuleNotFoundError as exc:
         print(f"privkit audit: error: the auditor {_missing_extra(exc)}", file=sys.stderr)
         return 2
@@ -217,20 +217,15 @@ def _audit(args: argparse.Namespace) -> int:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     case = CASES[name](args.epsilon, args.delta)
-                    trials = min(args.trials, case.max_trials or args.trials)
-                    run = sequential_audit if args.sequential else audit
-                    extra = ({"max_trials": trials, "first_stage": min(2_000, trials)}
-                             if args.sequential else {"trials": trials})
-                    result = run(case.system, case.pair, epsilon=case.epsilon,
-                                 delta=case.delta, confidence=args.confidence,
-                                 rng=np.random.SeedSequence([args.seed, i]), name=name,
-                                 threat_model=case.threat_model, **extra)
+                    result = run_case(case, name=name, trials=args.trials,
+                                      confidence=args.confidence, sequential=args.sequential,
+                                      rng=np.random.SeedSequence([args.seed, i]))
             except ModuleNotFoundError as exc:
                 skipped.append(name)
                 print(f"      skipped: {name} {_missing_extra(exc)}", file=sys.stderr,
                       flush=True)
                 continue
-            results.append(attrs.evolve(result, ceiling=case.ceiling))
+            results.append(result)
             if case.claim == "paper":
                 paper_claims.add(name)
             print(f"      {results[-1]} ({time.perf_counter() - start:.0f} s)",

@@ -49,3 +49,23 @@ def test_algorithm_cases_certify_half_their_claim(name, epsilon):
                    trials=1_000_000, rng=[21, int(epsilon)], name=name)
     assert result.verdict == "consistent", str(result)
     assert result.lower_bound >= 0.5 * epsilon, str(result)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_objective_perturbation_case_builds_from_a_composed_plan(epsilon):
+    """The estimator's plan may be Sequential(ObjectivePerturbation, L2Laplace for an
+    inexact solve): the case audits the first step's exact minimiser (a marginal of the
+    plan's transcript) against the whole plan's claim, and draws finite privacy losses."""
+    from privkit.algorithms import ObjectivePerturbationClassifier
+
+    plan = ObjectivePerturbationClassifier(epsilon=epsilon, regularization=0.2).plan(
+        n_samples=200, n_features=1)
+    case = CASES["objective_perturbation"](epsilon)
+    assert case.epsilon == epsilon
+    assert 0.0 < case.ceiling <= 1.0
+    if hasattr(plan, "steps"):  # the audited step spends part of the budget only
+        assert plan.steps[0].epsilon_at(0.0) <= epsilon
+    losses = case.system(case.pair.first, np.random.default_rng(0), 1_000)
+    assert losses.shape == (1_000,)
+    assert np.all(np.isfinite(losses))
+    assert np.max(np.abs(losses)) <= case.ceiling * epsilon + 1e-6
