@@ -101,24 +101,35 @@ def optimal_homogeneous_delta(epsilon: float, delta: float, count: int,
     [KOV15]_ Theorem 3.3: the worst case is ``count`` independent generalised randomized
     responses, whose composed hockey-stick divergence is
     ``1 - (1 - delta)^k (1 - sum_l C(k, l) [p^(k-l) q^l - e^t p^l q^(k-l)]_+)`` with
-    ``p = e^eps / (1 + e^eps)``, ``q = 1 - p``; computed in log space.
+    ``p = e^eps / (1 + e^eps)``, ``q = 1 - p``; computed in log space and summed as
+    ``(1 - (1 - delta)^k) + (1 - delta)^k * sum``, which does not cancel: a sum below
+    1e-16 is not lost against 1. The result is positive for every ``t < k eps`` (the
+    ``l = 0`` term is), so where the sum underflows the smallest positive float is
+    returned, an upper bound; it is 0 exactly when ``delta = 0`` and ``t >= k eps``.
     """
     from scipy import special
 
     k = count
+    if delta == 0.0 and target_epsilon >= k * epsilon:
+        return 0.0  # k pure runs are (k eps, 0)-DP
     if k > EXACT_SUM_LIMIT:
         rr = _rr_binomial_bound(epsilon, k, target_epsilon)
-        return min(1.0, 1.0 - (1.0 - delta) ** k * (1.0 - rr))
-    ones = np.arange(k + 1)  # l, the number of runs whose output favours Q
-    log_binom = special.gammaln(k + 1) - special.gammaln(ones + 1) - special.gammaln(k - ones + 1)
-    log_p = -float(np.logaddexp(0.0, -epsilon))  # log(e^eps / (1 + e^eps)), no overflow
-    log_q = -float(np.logaddexp(0.0, epsilon))
-    log_first = log_binom + (k - ones) * log_p + ones * log_q
-    log_second = log_binom + target_epsilon + ones * log_p + (k - ones) * log_q
-    live = log_first > log_second
-    terms = log_first[live] + np.log(-np.expm1(log_second[live] - log_first[live]))
-    rr = float(np.exp(special.logsumexp(terms))) if terms.size else 0.0
-    return min(1.0, 1.0 - (1.0 - delta) ** k * (1.0 - rr))
+    else:
+        ones = np.arange(k + 1)  # l, the number of runs whose output favours Q
+        log_binom = (special.gammaln(k + 1) - special.gammaln(ones + 1)
+                     - special.gammaln(k - ones + 1))
+        log_p = -float(np.logaddexp(0.0, -epsilon))  # log(e^eps / (1 + e^eps)), no overflow
+        log_q = -float(np.logaddexp(0.0, epsilon))
+        log_first = log_binom + (k - ones) * log_p + ones * log_q
+        log_second = log_binom + target_epsilon + ones * log_p + (k - ones) * log_q
+        live = log_first > log_second
+        terms = log_first[live] + np.log(-np.expm1(log_second[live] - log_first[live]))
+        rr = float(np.exp(special.logsumexp(terms))) if terms.size else 0.0
+    log_kept = k * math.log1p(-delta)  # log (1 - delta)^k
+    total = -math.expm1(log_kept) + math.exp(log_kept) * rr
+    if total == 0.0 and target_epsilon < k * epsilon:
+        return math.ulp(0.0)  # positive but below the smallest float: round up
+    return min(1.0, total)
 
 
 def _rr_binomial_bound(epsilon: float, count: int, target_epsilon: float) -> float:
@@ -155,8 +166,12 @@ def optimal_homogeneous_epsilon(epsilon: float, delta: float, count: int,
     """The smallest eps' with ``optimal_homogeneous_delta(...) <= target_delta``.
 
     Bisection to 1e-12 on the exact formula; the upper end is returned (certified). For
-    100 runs of eps = 0.1 at delta 1e-5 this is 4.3068.
+    100 runs of eps = 0.1 at delta 1e-5 this is 4.3068. At ``target_delta = 0`` the
+    answer is ``k eps`` for pure runs (the delta is positive below it) and infinite
+    otherwise.
     """
+    if target_delta == 0.0:
+        return count * epsilon if delta == 0.0 else math.inf
     if optimal_homogeneous_delta(epsilon, delta, count, count * epsilon) > target_delta:
         return math.inf
     lo, hi = 0.0, count * epsilon

@@ -168,3 +168,34 @@ def test_optimal_composition_of_huge_epsilons_does_not_overflow():
 
     assert optimal_homogeneous_delta(800.0, 0.0, 2, 1600.0) == 0.0
     assert optimal_homogeneous_epsilon(800.0, 0.0, 2, 1e-5) <= 1600.0
+
+
+@pytest.mark.parametrize(("epsilon", "count", "target"),
+                         [(0.01, 80, 0.648), (1.0, 609, 449.0), (0.5, 40, 19.9)])
+def test_optimal_delta_of_pure_runs_is_positive_below_k_epsilon(epsilon, count, target):
+    """k pure runs are not (t, 0)-DP for any t < k eps ([KOV15] Thm 3.3: the l = 0 term
+    p^k - e^t q^k is positive). The sum is checked against mpmath at 60 digits; it was
+    lost against 1 in 1 - (1 - sum) (80 runs of 0.01 read as pure 0.648, not 0.8)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    p = mpmath.e ** epsilon / (1 + mpmath.e ** epsilon)
+    q = 1 - p
+    exact = mpmath.fsum(max(mpmath.binomial(count, j) * (p ** (count - j) * q ** j
+                                                         - mpmath.e ** target * p ** j
+                                                         * q ** (count - j)), 0)
+                        for j in range(count + 1))
+    ours = optimal_homogeneous_delta(epsilon, 0.0, count, target)
+    assert ours > 0.0
+    assert ours == pytest.approx(float(exact), rel=1e-9)
+    assert optimal_homogeneous_epsilon(epsilon, 0.0, count, 0.0) == count * epsilon
+    assert OptimalAccountant().epsilon(Repeat(pure(epsilon), count), delta=0.0) == pytest.approx(
+        count * epsilon)
+
+
+def test_optimal_delta_rounds_an_underflow_up():
+    """Below k eps the delta is positive even when it is below the smallest float; the
+    answer is then that float (an upper bound), never 0; at k eps it is exactly 0."""
+    # only l = 0 is live: p^k (1 - e^(t - k eps)) = e^(-1383) or so, below 5e-324
+    assert optimal_homogeneous_delta(0.01, 0.0, 2000, 19.999) == math.ulp(0.0)
+    assert optimal_homogeneous_delta(0.01, 0.0, 2000, 20.0) == 0.0
+    assert optimal_homogeneous_epsilon(0.1, 1e-9, 10, 0.0) == math.inf
