@@ -74,14 +74,13 @@ def timing(data: str, repeats: int = 3) -> str:
             lines.append(f"| {dataset} | {method} | {med:.4f} | {cold['seconds']:.3f} | "
                          f"{paper if paper else '-'} | {ratio} | {cold['accuracy']:.3f} |")
             print(lines[-1], flush=True)
-        order = np.random.default_rng(0).permutation(len(y))
-        cut = round(0.8 * len(y))
+        X_train, y_train, X_test, y_test = p.split(X, y, 0)
         nu, gamma = p.TABLE_7_1[dataset]["output"]
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            svc = SVC(C=nu * cut, gamma=gamma).fit(X[order[:cut]], y[order[:cut]])
-            acc = float(np.mean(svc.predict(X[order[cut:]]) == y[order[cut:]]))
+            svc = SVC(C=nu * len(y_train), gamma=gamma).fit(X_train, y_train)
+            acc = float(np.mean(svc.predict(X_test) == y_test))
             times.append(time.perf_counter() - start)
         lines.append(f"| {dataset} | sklearn SVC (non-private, C = nu n) | "
                      f"{statistics.median(times):.4f} | - | - | - | {acc:.3f} |")
@@ -197,19 +196,17 @@ def knn(data: str, runs: int) -> str:
     for dataset in KNN_SETS:
         for run in range(runs):
             X, y = p.load_dataset(dataset, data, seed=run)
-            order = np.random.default_rng(run).permutation(len(y))
-            cut = round(0.8 * len(y))
-            tr, te = order[:cut], order[cut:]
+            X_train, y_train, X_test, y_test = p.split(X, y, run)
             for method in modes:
                 for e in eps:
-                    model = p.make_method(method, dataset, e, run).fit(X[tr], y[tr])
+                    model = p.make_method(method, dataset, e, run).fit(X_train, y_train)
                     variants: list[tuple[str, dict[str, Any]]] = [
                         ("support", {"release": "support"})]
                     variants += [(f"{k}-NN", {"release": "equilibria", "n_neighbors": k})
                                  for k in KNN_KS]
                     for label, params in variants:
                         model.set_params(**params)
-                        acc = float(np.mean(model.predict(X[te]) == y[te]))
+                        acc = float(np.mean(model.predict(X_test) == y_test))
                         results.setdefault((dataset, method, label, e), []).append(acc)
         print(dataset, "done", flush=True)
     labels = ["support"] + [f"{k}-NN" for k in KNN_KS]

@@ -107,10 +107,26 @@ def test_generated_sets_have_the_documented_shapes():
 def test_uci_loaders_follow_the_documented_choices(data_dir):
     X, y = p.load_dataset("iris", data_dir, seed=0)
     assert X.shape == (150, 4)
-    assert np.allclose(X.mean(0), 0, atol=1e-9)
+    assert X.min() > 0  # raw centimetres: the loader does not scale
     X, y = p.load_dataset("shuttle", data_dir, seed=0, fraction=0.1)
     assert len(y) == round(0.1 * round(0.7 * 43_500))
     assert set(np.unique(y)) <= {0, 1, 2}
+
+
+def test_split_scales_with_test_rows_only():
+    """The split's scaling constants come from the test rows: changing a training row
+    changes no test value, and the test split is standardised exactly."""
+    X, y = p.load_dataset("three_moons", "", seed=0)
+    X_train, y_train, X_test, y_test = p.split(X, y, seed=3)
+    assert len(y_train) == 320
+    assert len(y_test) == 80
+    assert np.allclose(X_test.mean(0), 0, atol=1e-12)
+    assert np.allclose(X_test.std(0), 1)
+    order = np.random.default_rng(3).permutation(len(y))
+    moved = X.copy()
+    moved[order[0]] += 100.0  # a training row
+    _, _, again, _ = p.split(moved, y, seed=3)
+    assert np.array_equal(again, X_test)
 
 
 def test_describe_reads_pure_composition_exactly():
