@@ -78,3 +78,32 @@ def test_empty_cells_are_never_released_and_bad_counts_are_refused():
         m.release(np.array([[0.5, 0]]), rng=0)
     with pytest.raises(ValueError, match="threshold"):
         StabilityHistogram(noise_scale=1.0, threshold=0.5, n_classes=2, relation="add_remove")
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_worst_case_pair_reaches_the_claim_exactly(epsilon):
+    """The audit pair's exact epsilon at the claim's delta, from its three output
+    probabilities (not released, label 0, label 1; by quadrature), is within 1e-3 of the
+    claim, and never above it."""
+    from scipy import integrate, optimize
+
+    case = StabilityHistogram.worst_case(epsilon, 1e-5)
+    mech, claim = case.mechanism, case.mechanism.guarantees()[0]
+    noise = stats.laplace(scale=mech.noise_scale)
+    tau = mech.threshold
+
+    def law(count):
+        none = noise.cdf(tau - count) * noise.cdf(tau)
+        one = integrate.quad(lambda z: noise.pdf(z) * noise.cdf(z - count), tau, np.inf,
+                             epsabs=1e-17, epsrel=1e-12)[0]
+        return np.array([none, 1.0 - none - one, one])
+
+    first, second = law(case.first[0, 0]), law(case.second[0, 0])
+
+    def exact(a, b):
+        excess = lambda e: np.maximum(0.0, a - math.exp(e) * b).sum() - claim.delta  # noqa: E731
+        return 0.0 if excess(0.0) <= 0 else optimize.brentq(excess, 0.0, 50.0, xtol=1e-12)
+
+    pair = max(exact(first, second), exact(second, first))
+    assert pair <= claim.epsilon * (1 + 1e-9)
+    assert pair >= claim.epsilon * (1 - 1e-3)
