@@ -118,6 +118,7 @@ def test_split_scales_with_test_rows_only():
     changes no test value, and the test split is standardised exactly."""
     X, y = p.load_dataset("three_moons", "", seed=0)
     X_train, y_train, X_test, y_test = p.split(X, y, seed=3)
+    assert X_train.shape == (320, 2)
     assert len(y_train) == 320
     assert len(y_test) == 80
     assert np.allclose(X_test.mean(0), 0, atol=1e-12)
