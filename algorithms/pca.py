@@ -7,7 +7,9 @@ Wang et al. 2024: Algorithm 2 ("DPDR") and Algorithm 3 ("DPDR-DPML").
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Hashable
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -194,6 +196,19 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         return restored
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_budget(kind: Any, params: tuple[tuple[str, Any], ...],
+                   n_samples: int, n_classes: int) -> tuple[float, float]:
+    """:meth:`ReducedDimensionSVM._budget` for an estimator of class ``kind`` with these
+    parameters: a pure function of them, memoised because each calibration runs the
+    tightest accountant about 40 times and refits (cross-validation, scikit-learn's
+    checks, grid searches) repeat it with the same parameters."""
+    model = kind(**dict(params))
+    eps, delta, share = model._shares()
+    return calibrated_shares(eps, delta, share,
+                             lambda e1, e2: model._part_plan(n_samples, n_classes, e1, e2))
+
+
 class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """The parameters, budget split and classifier shared by Wang et al.'s pipelines
     (:class:`DPDRDPMLClassifier`, and the federated one built on it)."""
@@ -238,8 +253,14 @@ class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         eps, delta, share = self._shares()
         if self.calibration == "classic":
             return share * eps, (1.0 - share) * eps
-        return calibrated_shares(eps, delta, share,
-                                 lambda e1, e2: self._part_plan(n_samples, n_classes, e1, e2))
+        params = self.get_params(deep=False)
+        params.pop("random_state", None)  # the budget does not depend on the seed
+        try:
+            kind = cast("Hashable", type(self))  # classes hash by identity
+            return _cached_budget(kind, tuple(sorted(params.items())), n_samples, n_classes)
+        except TypeError:  # an unhashable parameter: calibrate without the cache
+            return calibrated_shares(eps, delta, share, lambda e1, e2: self._part_plan(
+                n_samples, n_classes, e1, e2))
 
     def _classifier(self, epsilon2: float) -> ObjectivePerturbationClassifier:
         """The objective-perturbation SVM on projected rows (their norm is at most 1),

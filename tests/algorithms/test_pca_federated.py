@@ -152,3 +152,17 @@ def test_sensitivity_check_refutes_seed_004_lemma_4_1():
     add_remove = check_sensitivity(upper, Sensitivity(value=1.0, norm=Norm.L2,
                                                       relation=Neighbouring.ADD_REMOVE), **box)
     assert not add_remove.violation
+
+
+def test_budget_calibration_is_memoised_on_the_parameters_that_matter():
+    """The memoised budget equals a fresh calibration, changes with epsilon and with the
+    share, and ignores only the seed."""
+    from privkit.algorithms.pca import calibrated_shares
+
+    model = DPDRDPMLClassifier(epsilon=1.0, delta=1e-5, n_components=2, random_state=0)
+    fresh = calibrated_shares(1.0, 1e-5, model.pca_share,
+                              lambda e1, e2: model._part_plan(200, 3, e1, e2))
+    assert model._budget(200, 3) == fresh
+    assert model.set_params(random_state=7)._budget(200, 3) == fresh
+    assert model.set_params(epsilon=2.0)._budget(200, 3) != fresh
+    assert model.set_params(epsilon=1.0, pca_share=0.3)._budget(200, 3) != fresh
