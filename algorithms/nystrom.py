@@ -246,11 +246,13 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
     n_components : int
         K, the number of centroids (and features).
     epsilon, delta : float
-        The total budget. ``kmeans_share * epsilon`` at ``delta`` goes to DP K-means and
-        ``(1 - kmeans_share) * epsilon`` (pure) to the learner; the poster's split is 1/2.
-        ``delta = 0`` runs the pure-DP (Laplace) DPLloyd, as the poster's claim.
-        ``guarantee_`` is privkit's tightest accountant on the whole plan, which is never
-        worse than the sum.
+        The total budget, split between DP K-means (at ``delta``) and the learner (pure)
+        in the ratio ``kmeans_share : 1 - kmeans_share`` (the poster's split is 1/2) and
+        scaled so that privkit's tightest accountant certifies the whole plan at exactly
+        ``(epsilon, delta)`` (to 1e-4; :func:`privkit.algorithms.pca.calibrated_shares`):
+        composing the Gaussian K-means with the learner is tighter than the sum, so each
+        stage gets a little more than its share. ``delta = 0`` runs the pure-DP (Laplace)
+        DPLloyd, as the poster's claim, where the sum is exact.
     kernel, gamma, degree, coef0, kernel_bound
         The kernel (:class:`Kernel`).
     data_radius : float
@@ -315,15 +317,39 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         return Kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                       kernel_bound=self.kernel_bound)
 
-    def _kmeans(self, seed: Any) -> DPKMeans:
-        share = check.open_unit("kmeans_share", self.kmeans_share, type(self).__name__)
-        return DPKMeans(self.n_components, epsilon=self.epsilon * share, delta=self.delta,
+    def _budget(self, n_samples: int, n_features: int, n_classes: int) -> tuple[float, float]:
+        """(K-means epsilon, learner epsilon): the ``kmeans_share`` split scaled so the
+        tightest accountant spends exactly ``(epsilon, delta)`` (see ``epsilon``)."""
+        from .pca import calibrated_shares
+
+        owner = type(self).__name__
+        share = check.open_unit("kmeans_share", self.kmeans_share, owner)
+        epsilon = check.positive_finite("epsilon", self.epsilon, owner)
+        kappa = self._kappa(n_features)
+        return calibrated_shares(epsilon, self.delta, share, lambda e1, e2: self._plan(
+            n_samples, n_features, n_classes, kappa, e1, e2))
+
+    def _kappa(self, n_features: int) -> float:
+        """The public bound on the feature norm (the kernel's bound on the data ball)."""
+        radius = check.positive_finite("data_radius", self.data_radius, type(self).__name__)
+        return math.sqrt(self._kernel().bound(radius, n_features))
+
+    def _plan(self, n_samples: int, n_features: int, n_classes: int, kappa: float,
+              kmeans_epsilon: float, learner_epsilon: float) -> Block:
+        km = self._kmeans(None, kmeans_epsilon).plan(n_samples=n_samples,
+                                                     n_features=n_features)
+        learn = self._learner(kappa, None, learner_epsilon).plan(
+            n_samples=n_samples, n_features=self.n_components, n_classes=n_classes)
+        return Sequential(PostProcess(km, "Nyström map of the private centroids"), learn)
+
+    def _kmeans(self, seed: Any, epsilon: float) -> DPKMeans:
+        return DPKMeans(self.n_components, epsilon=epsilon, delta=self.delta,
                         n_iter=self.n_iter, data_radius=self.data_radius,
                         count_share=self.count_share, relation="replace_one",
                         noise="laplace" if self.delta == 0 else "gaussian",
                         chunk_size=self.chunk_size, random_state=seed)
 
-    def _learner(self, kappa: float, seed: Any) -> Any:
+    def _learner(self, kappa: float, seed: Any, epsilon: float) -> Any:
         from .erm import ObjectivePerturbationClassifier, OutputPerturbationClassifier
 
         classes = {"objective": ObjectivePerturbationClassifier,
@@ -331,23 +357,15 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         if self.learner not in classes:
             raise check.fail("learner", self.learner, "'objective' or 'output'",
                              type(self).__name__)
-        eps = self.epsilon * (1.0 - self.kmeans_share)
-        return classes[self.learner](epsilon=eps, loss=self.loss, huber_h=self.huber_h,
+        return classes[self.learner](epsilon=epsilon, loss=self.loss, huber_h=self.huber_h,
                                      regularization=self.regularization,
                                      row_norm_bound=kappa, clip=True, tol=self.tol,
                                      random_state=seed)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """The whole pipeline's plan, one tree (see Notes)."""
-        check.positive_finite("epsilon", self.epsilon, type(self).__name__)
-        kappa = math.sqrt(self._kernel().bound(
-            check.positive_finite("data_radius", self.data_radius, type(self).__name__),
-            n_features))
-        km = self._kmeans(None).plan(n_samples=n_samples, n_features=n_features)
-        learn = self._learner(kappa, None).plan(n_samples=n_samples,
-                                                n_features=self.n_components,
-                                                n_classes=n_classes)
-        return Sequential(PostProcess(km, "Nyström map of the private centroids"), learn)
+        return self._plan(n_samples, n_features, n_classes, self._kappa(n_features),
+                          *self._budget(n_samples, n_features, n_classes))
 
     # -- fitting ------------------------------------------------------------------------------
 
@@ -365,17 +383,20 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise check.fail("y", f"{self.classes_.size} class", "at least 2 classes", owner)
-        plan = self.plan(n_samples=n, n_features=d, n_classes=int(self.classes_.size))
+        k = int(self.classes_.size)
+        kmeans_epsilon, learner_epsilon = self._budget(n, d, k)
+        plan = self._plan(n, d, k, self._kappa(d), kmeans_epsilon, learner_epsilon)
         seeds = np.random.SeedSequence(self.random_state).spawn(2)
         kernel = self._kernel()
         with Ledger() as ledger:
-            km = self._kmeans(np.random.default_rng(seeds[0])).fit(X)
+            km = self._kmeans(np.random.default_rng(seeds[0]), kmeans_epsilon).fit(X)
             fmap = NystromMap(km.cluster_centers_, kernel, data_radius=self.data_radius,
                               chunk_size=self.chunk_size)
             F = fmap.transform(X)
             if is_dask_array(F):
                 F = F.compute()
-            clf = self._learner(fmap.norm_bound, np.random.default_rng(seeds[1])).fit(F, y)
+            clf = self._learner(fmap.norm_bound, np.random.default_rng(seeds[1]),
+                                learner_epsilon).fit(F, y)
         self.kmeans_ = km
         self.feature_map_ = fmap
         self.linear_ = clf
@@ -435,8 +456,9 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     model = KMeansNystromClassifier(1, epsilon=epsilon, delta=delta, kernel="rbf", gamma=1.0,
                                     data_radius=radius, n_iter=1, kmeans_share=0.95,
                                     count_share=0.05, regularization=0.1)
+    kmeans_epsilon, _ = model._budget(4, 2, 2)
     plan = model.plan(n_samples=4, n_features=2)
-    km = model._kmeans(None)
+    km = model._kmeans(None, kmeans_epsilon)
     sum_block, _ = km.iteration_blocks(2)
     centroids = km.initial_centroids(2, np.random.default_rng(0))
     exact = {bool(rows[0, 0] > 0): block_statistics(rows[:, :2], centroids, radius)[:, :-1]

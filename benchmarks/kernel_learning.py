@@ -282,7 +282,8 @@ def stages(args: argparse.Namespace) -> None:
     before = _load()
     times = {}
     c = time.process_time()
-    km = clf._kmeans(np.random.default_rng(seeds[0])).fit(X)
+    kmeans_epsilon, learner_epsilon = clf._budget(n, d, 2)
+    km = clf._kmeans(np.random.default_rng(seeds[0]), kmeans_epsilon).fit(X)
     times[f"DP K-means ({args.iters} iterations, kmeans.py)"] = time.process_time() - c
     c = time.process_time()
     fmap = NystromMap(km.cluster_centers_, clf._kernel(), data_radius=4.0)
@@ -291,7 +292,7 @@ def stages(args: argparse.Namespace) -> None:
     c = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf._learner(fmap.norm_bound, np.random.default_rng(seeds[1])).fit(F, y)
+        clf._learner(fmap.norm_bound, np.random.default_rng(seeds[1]), learner_epsilon).fit(F, y)
     times["output perturbation learner (erm.py)"] = time.process_time() - c
     lines = [f"# K-means Nyström fit by stage: n = {n}, d = {d}, K = {k}", "",
              (f"CPU time (process_time, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}) "
