@@ -41,7 +41,9 @@ class NeighbouringPair:
     description: str = ""
 
 
-def _box(record_low: Any, record_high: Any, owner: str) -> tuple[Any, Any]:
+def validated_box(record_low: Any, record_high: Any, owner: str) -> tuple[Any, Any]:
+    """``(low, high)`` as float arrays of one shape with ``low <= high``, all finite;
+    otherwise an error naming the bound at fault, for ``owner``."""
     import numpy as np
 
     try:
@@ -102,7 +104,7 @@ def _pairs(record_low: Any, record_high: Any, n: int, relation: Neighbouring, co
     from privkit.rng import as_generator
 
     owner = "extreme_pairs" if corners else "random_pairs"
-    low, high = _box(record_low, record_high, owner)
+    low, high = validated_box(record_low, record_high, owner)
     n = check.positive_int("n_records", n, owner)
     k = check.positive_int("count", count, owner)
     rel = Neighbouring.parse(relation, owner=owner)

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
-from privkit.audits.pairs import NeighbouringPair
+from privkit.audits.pairs import NeighbouringPair, validated_box
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.rng import RNGLike, as_generator
 
@@ -101,19 +101,7 @@ def check_sensitivity(
                          owner)
     box = record_low is not None or record_high is not None or record_sampler is None
     if box:
-        try:
-            low = np.asarray(record_low, dtype=float)
-            high = np.asarray(record_high, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise check.fail("record_low", record_low, "real numbers (the record box)",
-                             owner) from exc
-        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
-            raise check.fail("record_high" if np.all(np.isfinite(low)) else "record_low",
-                             record_high if np.all(np.isfinite(low)) else record_low,
-                             "finite (no NaN or infinity)", owner)
-        if low.shape != high.shape or np.any(low > high):
-            raise check.fail("record_high", record_high,
-                             "the same shape as record_low and >= it", owner)
+        low, high = validated_box(record_low, record_high, owner)
     n = check.positive_int("n_records", n_records, owner)
     k = check.positive_int("trials", trials, owner)
     gen = as_generator(rng, owner=owner)
