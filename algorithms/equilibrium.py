@@ -400,7 +400,7 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     from privkit.audits.pairs import NeighbouringPair
     from privkit.audits.registry import AuditCase
 
-    from .svdd import laplace_loss, noise_scale, worst_case_rows
+    from .svdd import centre_audit_system, worst_case_rows
 
     model = EquilibriumPointClassifier(epsilon=epsilon, delta=delta, nu=0.5, gamma=1.0,
                                        n_components=2, centre_share=0.9, r_max=0.5,
@@ -412,14 +412,8 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     first = np.column_stack([rows_first, labels])
     second = np.column_stack([rows_second, labels])
     block: Any = model._centre_block(relation)
-    centres = [svdd_centre(rff.transform(rows), model.nu, tol=model.tol).centre
-               for rows in (rows_first, rows_second)]
-    scale = noise_scale(block)
-
-    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
-        is_first = bool(np.array_equal(np.asarray(data), first))
-        y = block.release(centres[0] if is_first else centres[1], rng=rng, size=size)
-        return laplace_loss(y, centres[0], centres[1], scale)
+    system = centre_audit_system(block, rff, rows_first, rows_second, model.nu, model.tol,
+                                 first)
 
     plan = model.plan(n_samples=2, n_features=1, n_classes=2)
     claim = float(accounted(plan, delta).epsilon_at(delta))

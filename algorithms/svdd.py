@@ -561,6 +561,25 @@ _SVDD_THREAT = ("black box on the released centre before the clipping to the uni
                 "release path); statistic: the Laplace likelihood ratio")
 
 
+def centre_audit_system(block: Any, rff: RandomFourierFeatures, rows_first: Any,
+                        rows_second: Any, nu: float, tol: float, first_input: Any) -> Any:
+    """The audit system of a released noisy SVDD centre: the centres of ``rows_first``
+    and ``rows_second`` are solved once by :func:`svdd_centre`, each draw adds fresh noise
+    through ``block.release``, and the statistic is the Laplace likelihood ratio
+    (:func:`laplace_loss`). The system releases the first centre when its input equals
+    ``first_input`` (the first dataset as the audit passes it), else the second."""
+    centres = [svdd_centre(rff.transform(rows), nu, tol=tol).centre
+               for rows in (rows_first, rows_second)]
+    scale = noise_scale(block)
+
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        is_first = bool(np.array_equal(np.asarray(data), first_input))
+        y = block.release(centres[0] if is_first else centres[1], rng=rng, size=size)
+        return laplace_loss(y, centres[0], centres[1], scale)
+
+    return system
+
+
 def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     """Private SVDD's centre (Laplace, the thesis' Algorithm 1) on its worst-case pair.
 
@@ -579,15 +598,7 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     rff = RandomFourierFeatures(2, 1.0, 0).fit(np.zeros((1, 1)))
     first, second = worst_case_rows(rff)
     block: Any = model.plan(n_samples=2, n_features=1)
-    centres = [svdd_centre(rff.transform(rows), 0.5, tol=model.tol).centre
-               for rows in (first, second)]
-    scale = noise_scale(block)
-
-    def system(rows: Any, rng: np.random.Generator, size: int) -> Any:
-        is_first = bool(np.array_equal(np.asarray(rows), first))
-        y = block.release(centres[0] if is_first else centres[1], rng=rng, size=size)
-        return laplace_loss(y, centres[0], centres[1], scale)
-
+    system = centre_audit_system(block, rff, first, second, model.nu, model.tol, first)
     pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE,
                             description="a row replaced by one with negated features")
     return AuditCase(system, pair, epsilon, 0.0, threat_model=_SVDD_THREAT)
