@@ -5,12 +5,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from privkit import _validation as check
 from privkit.neighbouring import Neighbouring
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = [
     "NeighbouringPair",
@@ -41,7 +45,8 @@ class NeighbouringPair:
     description: str = ""
 
 
-def validated_box(record_low: Any, record_high: Any, owner: str) -> tuple[Any, Any]:
+def validated_box(record_low: Any, record_high: Any, owner: str
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(low, high)`` as float arrays of one shape with ``low <= high``, all finite;
     otherwise an error naming the bound at fault, for ``owner``."""
     import numpy as np
