@@ -549,6 +549,7 @@ for _name, _build in {
     "equilibrium_points_paper": _from_module("equilibrium", "audit_case_paper", claim="paper"),
     "lp_svm_dmw": _from_module("lp_svm", "audit_case"),
     "kmeans_nystrom": _from_module("nystrom", "audit_case"),
+    "kernel_mean": _from_module("kernel_mean", "audit_case"),
     "dpksvmel_paper": _from_module("dpksvmel", "audit_case", claim="paper"),
 }.items():
     register(_name, _build)
