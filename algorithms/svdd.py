@@ -14,8 +14,9 @@ and the centre is ``a = sum_j beta_j phi(x_j)``. With random Fourier features
 ``||phi(x)|| = 1`` for every x, so the linear term is the constant 1 and the centre is the
 minimum-norm point of the *reduced convex hull* ``{sum_j beta_j phi_j : beta feasible}``.
 :func:`svdd_centre` solves that problem in time linear in n for a fixed number of
-features (a working set of the lowest-scoring points, accelerated projected gradient on
-it, an exact active-set polish), and certifies its answer by the Frank-Wolfe duality gap:
+features (a working set of the lowest-scoring points, solved exactly on it by Lawson and
+Hanson's non-negative least squares inside an active set on the cap), and certifies its
+answer by the Frank-Wolfe duality gap:
 ``||a - a*||_2 <= sqrt(2 gap)``.
 
 Sensitivity of the centre (privkit's proof; the thesis' Corollary 4.2 states the same L2
@@ -236,6 +237,90 @@ def _active_set(G: NDArray[np.float64], beta: NDArray[np.float64], nu: float,
     return b
 
 
+def _hull_min_norm(Q: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """Simplex weights of the minimum-norm point of the convex hull of the rows of Q.
+
+    Least distance programming by non-negative least squares (Lawson, Hanson, "Solving
+    least squares problems", 1974, ch. 23): with ``u = s lambda`` (``s = sum u``,
+    ``lambda`` on the simplex), ``||Q^T u||^2 + (1 - sum u)^2`` is minimised over s at
+    ``s = 1 / (1 + r^2)`` with value ``r^2 / (1 + r^2)``, ``r = ||Q^T lambda||``, which is
+    increasing in r: the NNLS solution, normalised, is the minimum-norm weights (and
+    ``u = 0``, of value 1, is never optimal). scipy's compiled Lawson-Hanson active set
+    solves it exactly up to rounding, robust to affinely dependent rows. None if it
+    does not finish."""
+    from scipy.optimize import nnls
+
+    k, f = Q.shape
+    E = np.empty((f + 1, k))
+    E[:f] = Q.T
+    E[f] = 1.0
+    target = np.zeros(f + 1)
+    target[f] = 1.0
+    try:
+        u = nnls(E, target, maxiter=20 * k + 100)[0]
+    except RuntimeError:
+        return None
+    total = float(u.sum())
+    if not total > 0.0 or not np.all(np.isfinite(u)):
+        return None
+    out: NDArray[np.float64] = u / total
+    return out
+
+
+def _capped_min_norm(P: NDArray[np.float64], nu: float,
+                     max_outer: int = 50) -> NDArray[np.float64] | None:
+    """The exact minimiser of ``||P^T beta||`` over ``0 <= beta <= nu, sum beta = 1``.
+
+    An active set on the upper bounds: with the rows C at the cap fixed at nu, the rest
+    carry mass ``1 - nu |C|`` and the problem is the minimum-norm point of the hull of
+    the rows shifted by ``nu sum_C p / mass`` (:func:`_hull_min_norm`). Rows whose weight
+    exceeds nu join C; rows of C whose score ``p . a`` exceeds the free rows' common
+    level leave it. When neither happens every KKT condition holds: free rows share the
+    lowest level among uncapped rows, zero rows score at least that, capped rows at most.
+    None if the sets do not settle in ``max_outer`` passes."""
+    m = P.shape[0]
+    capped = np.zeros(m, dtype=bool)
+    for _ in range(max_outer):
+        mass = 1.0 - nu * int(capped.sum())
+        beta = np.zeros(m)
+        beta[capped] = nu
+        rest = np.flatnonzero(~capped)
+        if rest.size and mass > 1e-12:
+            shift = nu * P[capped].sum(axis=0) / mass
+            lam = _hull_min_norm(P[rest] + shift)
+            if lam is None:
+                return None
+            beta[rest] = mass * lam
+        scores = P @ (P.T @ beta)
+        over = beta > nu * (1.0 + 1e-12)
+        free = (beta > 0.0) & ~capped
+        level = float(scores[free].max()) if free.any() else (
+            float(scores[rest].min()) if rest.size else math.inf)
+        release = capped & (scores > level + 1e-12)
+        if not over.any() and not release.any():
+            return beta
+        capped |= over
+        capped &= ~release
+    return None
+
+
+def _first_order(PW: NDArray[np.float64], start: NDArray[np.float64], nu: float,
+                 tol: float, whole: bool) -> NDArray[np.float64]:
+    """The fallback solve on a working set: accelerated projected gradient and the exact
+    active-set polish (used when :func:`_capped_min_norm` does not settle)."""
+    G = PW @ PW.T
+    bW = _fista(G, _project_capped_simplex(start, nu), nu, iters=200,
+                target=max(0.1 * tol, 1e-4))
+    n_free = int(np.count_nonzero((bW > 0) & (bW < nu)))
+    if _fw_gap(PW.T @ bW, G @ bW, nu) > 0.1 * tol and n_free <= 300:
+        polished = _active_set(G, bW, nu, max_iter=100)
+        if polished @ G @ polished <= bW @ G @ bW:
+            bW = polished
+    if _fw_gap(PW.T @ bW, G @ bW, nu) > 0.1 * tol:
+        bW = _fista(G, bW, nu, iters=20000 if whole else 2000, target=0.1 * tol)
+    return bW
+
+
 def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
                 max_rounds: int = 30) -> SVDDSolution:
     """The SVDD centre (Park 2022 eq. 4.2-4.4; Tax, Duin 2004) for feature rows ``Phi``.
@@ -243,9 +328,11 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
     Solves ``min ||Phi^T beta||^2`` over ``0 <= beta <= nu, sum beta = 1`` (the dual 4.2
     when every row has the same norm, as for random Fourier features). Each round scores
     every row against the current centre (``O(n F)``), solves the problem restricted to
-    the lowest-scoring rows (a working set of a few times ``1/nu`` rows) by accelerated
-    projected gradient and an exact active-set polish, and stops when the Frank-Wolfe
-    gap over *all* rows is at most ``tol``; then ``||centre - a*||_2 <= sqrt(2 tol)``.
+    a working set of the lowest-scoring rows exactly (:func:`_capped_min_norm`: an active
+    set on the cap around Lawson and Hanson's non-negative least squares), and stops when
+    the Frank-Wolfe gap over *all* rows is at most ``tol``; then
+    ``||centre - a*||_2 <= sqrt(2 tol)``. Rows outside the working set that score below
+    its free rows' level (the KKT violators) join it for the next round.
 
     Raises
     ------
@@ -264,46 +351,42 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
         raise check.fail("nu", nu, f"at least 1/n = {1.0 / n:.6g} (n = {n})", owner,
                          "the weights, each at most nu, must sum to 1")
     check.positive_finite("tol", tol, owner)
-    centre = A.mean(axis=0)  # the centre of beta = 1/n, a feasible start
-    beta = np.zeros(n)
-    k = math.ceil(1.0 / nu)
-    m = min(n, 4 * k + 64)
+    step = max(64, 2 * math.ceil(1.0 / nu) + 32)  # rows added per round
+    scores = A @ A.mean(axis=0)  # against the centre of beta = 1/n
+    # small sets are solved whole (one exact solve is cheaper than several rounds)
+    W = np.argpartition(scores, step - 1)[:step] if n > 448 else np.arange(n)
     gap = math.inf
-    forced = np.zeros(0, dtype=np.int64)
     for rounds in range(1, max_rounds + 1):
-        scores = A @ centre
-        support = np.flatnonzero(beta > 0)
-        lowest = np.argpartition(scores, m - 1)[:m] if m < n else np.arange(n)
-        W = np.union1d(lowest, support) if rounds == 1 else np.union1d(
-            forced, np.argpartition(scores, min(m, n) - 1)[: min(m, n) // 2])
         PW = A[W]
-        G = PW @ PW.T
-        bW = _project_capped_simplex(beta[W] if rounds > 1 else np.full(W.size, 1.0 / W.size),
-                                     nu)
-        bW = _fista(G, bW, nu, iters=200, target=max(0.1 * tol, 1e-4))
-        n_free = int(np.count_nonzero((bW > 0) & (bW < nu)))
-        if _fw_gap(PW.T @ bW, G @ bW, nu) > 0.1 * tol and n_free <= 300:
-            polished = _active_set(G, bW, nu, max_iter=100)
-            if polished @ G @ polished <= bW @ G @ bW:
-                bW = polished
-        if _fw_gap(PW.T @ bW, G @ bW, nu) > 0.1 * tol:
-            bW = _fista(G, bW, nu, iters=2000 if W.size < n else 20000, target=0.1 * tol)
-        beta = np.zeros(n)
-        beta[W] = bW
+        bW = _capped_min_norm(PW, nu)
+        if bW is None:
+            bW = _first_order(PW, np.full(W.size, 1.0 / W.size), nu, tol, W.size == n)
         centre = PW.T @ bW
-        gap = _fw_gap(centre, A @ centre, nu)
+        scores = A @ centre
+        gap = _fw_gap(centre, scores, nu)
         if gap <= tol:
+            beta = np.zeros(n)
+            beta[W] = bW
             return SVDDSolution(beta, centre, gap, rounds)
-        # grow the working set by the violators: rows outside it scoring below the
-        # free rows' level (KKT for beta_i = 0 needs phi_i . a >= that level)
-        free = bW > 0
-        level = float(np.max(G[free] @ bW)) if free.any() else float(scores.min())
-        full_scores = A @ centre
-        outside = np.setdiff1d(np.flatnonzero(full_scores < level), W)
-        extra = outside[np.argsort(full_scores[outside])[: 2 * k + 64]]
-        W_next = np.union1d(W[bW > 0], extra)
-        m = max(m, W_next.size)
-        forced = W_next
+        support = bW > 0
+        free = support & (bW < nu)
+        level = float(scores[W][free].max()) if free.any() else float(scores[W][support].max())
+        outside = np.ones(n, dtype=bool)
+        outside[W] = False
+        violators = np.flatnonzero(outside & (scores < level))
+        if violators.size == 0:  # the working set's own solve was not exact enough
+            bW = _first_order(PW, bW, nu, tol, W.size == n)
+            centre = PW.T @ bW
+            scores = A @ centre
+            gap = _fw_gap(centre, scores, nu)
+            if gap <= tol:
+                beta = np.zeros(n)
+                beta[W] = bW
+                return SVDDSolution(beta, centre, gap, rounds)
+            violators = np.flatnonzero(outside & (scores < level))
+        grow = max(step, int(support.sum()))  # geometric growth: few rounds of
+        # from-scratch solves when the support is large
+        W = np.concatenate([W[support], violators[np.argsort(scores[violators])[:grow]]])
     raise RuntimeError(f"svdd_centre: duality gap {gap:.3g} > tol={tol:g} after "
                        f"{max_rounds} rounds")
 

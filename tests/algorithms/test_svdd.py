@@ -3,9 +3,12 @@
 import numpy as np
 import pytest
 
+import privkit.algorithms.svdd as svdd_module
 from privkit.algorithms.random_features import RandomFourierFeatures
 from privkit.algorithms.svdd import (
     PrivateSVDD,
+    _capped_min_norm,
+    _hull_min_norm,
     _kkt_solve,
     _project_capped_simplex,
     accounted,
@@ -35,6 +38,46 @@ def test_centre_agrees_with_cvxpy(n, nu, seed):
     cp.Problem(obj, [b >= 0, b <= nu, cp.sum(b) == 1]).solve(solver=cp.CLARABEL)
     assert np.abs(P.T @ b.value - ours.centre).max() < 1e-5
     assert ours.gap <= 1e-8
+
+
+def test_hull_min_norm_is_the_closed_form_on_a_segment():
+    """Two points: the minimum-norm point of the segment [p, q] has weight
+    ``clip(q . (q - p) / ||q - p||^2, 0, 1)`` on p; both the interior and the clipped
+    cases, and a duplicated point (affinely dependent rows)."""
+    p, q = np.array([1.0, 2.0, 0.5]), np.array([-1.0, 1.5, 0.0])
+    for a, b in ((p, q), (p, p + 3.0), (p + 3.0, p)):
+        lam = _hull_min_norm(np.stack([a, b, b]))
+        assert lam is not None
+        t = float(np.clip(b @ (b - a) / ((b - a) @ (b - a)), 0.0, 1.0))
+        assert lam[0] == pytest.approx(t, abs=1e-12)
+        assert lam.sum() == pytest.approx(1.0, abs=1e-14)
+
+
+def test_capped_min_norm_matches_cvxpy_with_the_cap_binding():
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(5)
+    P = rng.normal(size=(25, 6)) + np.array([2.0, 0, 0, 0, 0, 0])
+    P /= np.linalg.norm(P, axis=1, keepdims=True)
+    nu = 0.07
+    ours = _capped_min_norm(P, nu)
+    assert ours is not None
+    b = cp.Variable(25)
+    cp.Problem(cp.Minimize(cp.sum_squares(P.T @ b)),
+               [b >= 0, b <= nu, cp.sum(b) == 1]).solve(solver=cp.CLARABEL)
+    assert np.count_nonzero(ours >= nu * (1 - 1e-9)) >= 3  # the cap binds
+    assert np.abs(P.T @ ours - P.T @ b.value).max() < 1e-6
+
+
+def test_fallback_solver_gives_the_same_centre(monkeypatch):
+    """When the exact working-set solve does not settle, the first-order fallback must
+    reach the same certified centre (within sqrt(2 tol) of each other's optimum)."""
+    rng = np.random.default_rng(8)
+    P = RandomFourierFeatures(60, 1.0, random_state=1).fit_transform(rng.normal(size=(90, 2)))
+    exact = svdd_centre(P, 0.05)
+    monkeypatch.setattr(svdd_module, "_capped_min_norm", lambda *args, **kwargs: None)
+    fallback = svdd_centre(P, 0.05)
+    assert fallback.gap <= 1e-8
+    assert np.linalg.norm(exact.centre - fallback.centre) <= 2 * np.sqrt(2e-8)
 
 
 def test_projection_onto_capped_simplex_matches_cvxpy():
