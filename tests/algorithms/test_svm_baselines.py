@@ -110,3 +110,17 @@ def test_one_vs_rest_in_one_call_solves_each_binary_problem():
     W = hinge_svm_ovr(P, y, 0.05)
     for k in range(3):
         assert np.abs(W[k] - hinge_svm(P, np.where(y == k, 1.0, -1.0), 0.05)).max() < 1e-4
+
+
+def test_semi_refit_is_the_minimum_norm_least_squares_fit_of_the_released_values():
+    """20 public points, 50 features: the refit interpolates the (here almost noiseless)
+    released decision values and lies in the row space of phi(Z), as numpy's lstsq does."""
+    X, y = _data()
+    Z = X[180:]
+    clf = SVMSemiClassifier(epsilon=1e6, nu=0.05, n_components=50, random_state=0)
+    clf.fit(X[:180], y[:180], Z=Z)
+    PZ = clf.features_.transform(Z)
+    W = hinge_svm_ovr(clf.features_.transform(X[:180]), y[:180], 0.05)
+    assert np.allclose(PZ @ clf.coef_.T, PZ @ W.T, atol=1e-3)
+    reference = np.linalg.lstsq(PZ, PZ @ clf.coef_.T, rcond=None)[0].T
+    assert np.allclose(clf.coef_, reference, atol=1e-9)
