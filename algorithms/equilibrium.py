@@ -65,6 +65,7 @@ follows a single row: the bound is limited only by the number of draws).
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -90,7 +91,11 @@ __all__ = [
 ]
 
 _MODES = ("private", "paper")
+#: rows per block of :func:`descend` (a fixed shape: see its docstring)
+_BLOCK = 16
 _RELEASES = ("support", "equilibria")
+#: EquilibriumPointClassifier._plan_parts' memo: parameters -> (centre, votes, plan)
+_PLANS: dict[tuple[Any, ...], tuple[Block, Block, Block]] = {}
 
 
 def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
@@ -98,29 +103,106 @@ def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
             decay_at: float = 0.8, decay: float = 0.2) -> NDArray[np.float64]:
     """Gradient descent on ``f(x) = 1 - 2 phi(x) . a + ||a||^2`` from every row of X.
 
-    ``grad f = -2 grad (phi . a)`` (eq. 5.2). Table 7.1's schedule: ``learning_rate`` for
-    the first ``decay_at`` of ``n_iter`` steps, then times ``decay`` (1/5). All rows at
-    once (duplicate rows once), in float32.
+    ``grad f = -2 grad (phi . a)`` (Park 2022, eq. 5.2). Table 7.1's schedule:
+    ``learning_rate`` for the first ``floor(decay_at n_iter)`` of ``n_iter`` steps, then
+    times ``decay`` (1/5). In float32 (float64 result), in blocks of exactly
+    ``_BLOCK`` rows (the last one padded with zero rows, discarded): BLAS may round a
+    row's products differently with the shape of the batch (by about one float32 ulp,
+    seen for a few batch sizes), so a fixed block shape is what makes each row's end
+    point a function of that row, the public frequencies and the centre alone, bit for
+    bit. The private mode's stability histogram needs exactly that: were a row's cube to
+    depend on the other rows, adding one row could move another across a cube boundary.
+
+    With the centre's cosine and sine weights of frequency ``w_j`` written in polar form,
+    ``c_j = rho_j cos(theta_j)``, ``s_j = rho_j sin(theta_j)``, the feature map of eq. 4.5
+    (``phi(x) = sqrt(2/F) [cos <w_j, x>, sin <w_j, x>]``) gives
+
+        grad (phi . a)(x) = sqrt(2/F) sum_j (s_j cos <w_j, x> - c_j sin <w_j, x>) w_j
+                          = -sqrt(2/F) sum_j rho_j sin(<w_j, x> - theta_j) w_j
+
+    (``sin(u - v) = sin u cos v - cos u sin v``), so one step is
+    ``x <- x - 2 lr sqrt(2/F) sum_j rho_j sin(<w_j, x> - theta_j) w_j``: one sine per
+    frequency and row, two matrix products. The phase ``-theta_j`` rides on a constant
+    column of ones appended to x; the step's constants ride on the second product's
+    weights, which carry a zero column so that the update of the augmented rows leaves
+    the ones exactly 1.
     """
-    rows, inverse = np.unique(np.asarray(X, dtype=np.float64), axis=0, return_inverse=True)
-    x = rows.astype(np.float32)  # float32 halves the cost of the trigonometry
-    W = features.frequencies_.astype(np.float32)
+    rows = np.asarray(X, dtype=np.float64)
+    n, d = rows.shape
+    W = np.asarray(features.frequencies_, dtype=np.float64)
     half = W.shape[0]
-    a = np.asarray(centre, dtype=np.float32)
+    a = np.asarray(centre, dtype=np.float64)
     c, s = a[:half], a[half:]
-    scale = np.float32(2.0 * math.sqrt(2.0 / (2 * half)))
+    rho, theta = np.hypot(c, s), np.arctan2(s, c)
+    scale = 2.0 * math.sqrt(2.0 / (2 * half))
+    phase = np.empty((d + 1, half), dtype=np.float32)  # [W^T; -theta]
+    phase[:d] = W.T
+    phase[d] = -theta
+    step = np.zeros((half, d + 1))  # -(2 sqrt(2/F)) rho_j w_j, and a zero column
+    step[:, :d] = (-scale * rho)[:, None] * W
+    steps = (np.float32(learning_rate) * step.astype(np.float32),
+             np.float32(learning_rate * decay) * step.astype(np.float32))
+    blocks = -(-n // _BLOCK)
+    # the rows (zero rows pad the last block), then a column of ones; numpy's matmul on
+    # the stack calls BLAS once per block, every call with the same shape
+    x = np.zeros((blocks * _BLOCK, d + 1), dtype=np.float32)
+    x[:n, :d] = rows
+    x[:, d] = 1.0
+    x = x.reshape(blocks, _BLOCK, d + 1)
+    P = np.empty((blocks, _BLOCK, half), dtype=np.float32)
+    G = np.empty((blocks, _BLOCK, d + 1), dtype=np.float32)
     switch = math.floor(decay_at * n_iter)
     for t in range(n_iter):
-        lr = np.float32(learning_rate if t < switch else learning_rate * decay)
-        P = x @ W.T
-        x += (lr * scale) * ((np.cos(P) * s - np.sin(P) * c) @ W)
-    out: NDArray[np.float64] = x.astype(np.float64)[inverse.ravel()]
-    return out
+        np.matmul(x, phase, out=P)
+        np.sin(P, out=P)
+        np.matmul(P, steps[t >= switch], out=G)
+        np.add(x, G, out=x)
+    ends: NDArray[np.float64] = x.reshape(-1, d + 1)[:n, :d].astype(np.float64)
+    return ends
 
 
 def _cubes(points: NDArray[np.float64], r: float) -> NDArray[np.int64]:
     out: NDArray[np.int64] = np.floor((points + r) / (2.0 * r)).astype(np.int64)
     return out
+
+
+def _row_values(keys: NDArray[np.int64]) -> NDArray[np.void]:
+    """One opaque value per row of integer keys whose byte order is the rows'
+    lexicographic order: each int64 has its sign bit flipped (an offset of 2^63, so the
+    order of signed integers becomes that of unsigned ones) and is written big-endian, so
+    comparing the bytes compares the integers, column by column."""
+    k = np.ascontiguousarray(keys, dtype=np.int64)
+    ordered = (k.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8")
+    out: NDArray[np.void] = ordered.view(np.dtype((np.void, 8 * k.shape[1]))).reshape(-1)
+    return out
+
+
+def _unique_rows(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+    """``np.unique(keys, axis=0, return_inverse=True)`` (the same rows in the same,
+    lexicographic, order), a few times faster: one sort of one integer per row (the row
+    in mixed radix, first column most significant) when the columns' ranges allow it,
+    else of :func:`_row_values`."""
+    if keys.shape[0] == 0:
+        return keys, np.zeros(0, dtype=np.intp)
+    low, high = keys.min(axis=0), keys.max(axis=0)
+    spans = [int(h) - int(lo) + 1 for lo, h in zip(low.tolist(), high.tolist(), strict=True)]
+    if math.prod(spans) < 2**62:
+        strides = [math.prod(spans[j + 1:]) for j in range(len(spans))]
+        code = (keys - low) @ np.array(strides, dtype=np.int64)  # exact: below 2^62
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(_row_values(keys), return_index=True,
+                                      return_inverse=True)
+    return keys[first], inverse.reshape(-1)
+
+
+def _plain_rows(X: Any) -> bool:
+    """True when scikit-learn's ``check_array(X, dtype=np.float64)`` would return X itself:
+    a float64 ndarray (not a subclass), 2-D, with at least one row and one column, all
+    finite (a finite sum implies finite entries; an overflowing sum only sends X down the
+    full check)."""
+    return (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+            and X.shape[0] > 0 and X.shape[1] > 0 and bool(np.isfinite(X.sum())))
 
 
 class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -250,15 +332,39 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         check.positive_int("n_samples", n_samples, "plan")
         check.positive_int("n_features", n_features, "plan")
         c = check.positive_int("n_classes", n_classes, "plan")
+        return self._plan_parts(relation, c)[2]
+
+    def _plan_parts(self, relation: Neighbouring, n_classes: int) -> tuple[Block, Block, Block]:
+        """(centre block, votes block, plan): ``fit`` releases through the very blocks
+        its plan declares. Memoised (blocks and plans are frozen) on every constructor
+        parameter but ``random_state``, which no plan depends on, as building them costs
+        more than the dynamics on a small dataset."""
+        key = (*(getattr(self, name) for name in _PLAN_PARAMETERS), relation, n_classes)
+        try:
+            parts = _PLANS.get(key)
+            hashable = True
+        except TypeError:  # an unhashable parameter: built (and rejected) below, unmemoised
+            parts, hashable = None, False
+        if parts is None:
+            parts = self._build_plan_parts(relation, n_classes)
+            if hashable:
+                if len(_PLANS) >= 256:
+                    _PLANS.clear()
+                _PLANS[key] = parts
+        return parts
+
+    def _build_plan_parts(self, relation: Neighbouring, n_classes: int
+                          ) -> tuple[Block, Block, Block]:
         _, _, e_v, _ = self._budget()
         centre = self._centre_block(relation)
         if self.mode == "paper":
             votes: Block = Claimed(PureDP(epsilon=e_v), relation=relation,
                                    label="thesis eq. 5.5: Lap(1/eps) votes (its claim)")
         else:
-            votes = self._votes_block(relation, c)
-        return PostProcess(Sequential(centre, votes),
+            votes = self._votes_block(relation, n_classes)
+        plan = PostProcess(Sequential(centre, votes),
                            "clip centre; dynamics; cubes; argmax labels; inference")
+        return centre, votes, plan
 
     # -- fitting ----------------------------------------------------------------------------
 
@@ -275,29 +381,32 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         from sklearn.utils.validation import validate_data
 
         relation = self._validate()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        if (_plain_rows(X) and type(y) is np.ndarray and y.ndim == 1 and y.dtype.kind in "iu"
+                and y.shape[0] == X.shape[0]):
+            # what check_X_y would return unchanged, and integer labels, which
+            # check_classification_targets always accepts ("binary" or "multiclass"):
+            # only the feature names and n_features_in_ remain to be set
+            validate_data(self, X, y, skip_check_array=True)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
-        n, d = X.shape
+        codes = codes.reshape(-1)
         c = self.classes_.size
-        plan = self.plan(n_samples=n, n_features=d, n_classes=c)
+        block, votes_block, plan = self._plan_parts(relation, c)
         rng = np.random.default_rng(self.random_state)
         self.features_ = RandomFourierFeatures(self.n_components, self.gamma,
                                                int(rng.integers(2**63))).fit(X)
         solution = svdd_centre(self.features_.transform(X), self.nu, tol=self.tol)
-        block = self._centre_block(relation)
         b = self._vote_scale(relation)
         with Ledger() as ledger:
             noisy = block.release(solution.centre, rng=rng)  # type: ignore[union-attr]
             centre = clip_to_ball(noisy, 1.0) if self.clip_centre else noisy
             ends = descend(self.features_, centre, X, self.learning_rate, self.n_iter)
-            keys = self._cell_keys(ends)
-            uniq, cell_of = np.unique(keys, axis=0, return_inverse=True)
-            cell_of = cell_of.ravel()
-            votes = np.zeros((uniq.shape[0], c), dtype=np.int64)
-            np.add.at(votes, (cell_of, codes), 1)
+            uniq, cell_of = _unique_rows(self._cell_keys(ends))
+            votes = np.bincount(cell_of * c + codes, minlength=uniq.shape[0] * c).reshape(-1, c)
             if self.mode == "private":
-                labels = self._votes_block(relation, c).release(votes, rng=rng)
+                labels = votes_block.release(votes, rng=rng)  # type: ignore[union-attr]
             else:
                 from privkit.mechanisms import Laplace
 
@@ -343,15 +452,21 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         from sklearn.utils.validation import check_is_fitted, validate_data
 
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if _plain_rows(X):  # check_array would return X itself
+            validate_data(self, X, reset=False, skip_check_array=True)
+        else:
+            X = validate_data(self, X, dtype=np.float64, reset=False)
         points, labels = self._reference()
         if points.shape[0] == 0:  # nothing released: a constant (data-independent) answer
             return np.full(X.shape[0], self.classes_[0])
         if self.release == "support":
             ends = descend(self.features_, self.centre_, X, self.learning_rate, self.n_iter)
-            keys = self._cell_keys(ends)
-            index = {tuple(k): i for i, k in enumerate(self.cell_keys_)}
-            hit = np.array([index.get(tuple(k), -1) for k in keys], dtype=np.int64)
+            # cell_keys_ are sorted (the order of _unique_rows, kept by fit's masks), so the
+            # cell of each end point is found by binary search on the rows' byte values
+            table = _row_values(self.cell_keys_)
+            query = _row_values(self._cell_keys(ends))
+            pos = np.minimum(np.searchsorted(table, query), table.size - 1)
+            hit = np.where(table[pos] == query, pos, -1)
             out = np.empty(X.shape[0], dtype=np.int64)
             found = hit >= 0
             out[found] = self.cell_labels_[hit[found]]
@@ -370,16 +485,20 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
             dist = pp[None, :] - 2.0 * q @ P.T
             near = np.argpartition(dist, k - 1, axis=1)[:, :k] if k < P.shape[0] else \
                 np.tile(np.arange(P.shape[0]), (q.shape[0], 1))
-            votes = np.zeros((q.shape[0], self.classes_.size))
-            np.add.at(votes, (np.repeat(np.arange(q.shape[0]), near.shape[1]),
-                              labels[near].ravel()), 1.0)
-            out[start:start + 2048] = np.argmax(votes, axis=1)
+            c = self.classes_.size
+            rows = np.repeat(np.arange(q.shape[0]) * c, near.shape[1])
+            votes = np.bincount(rows + labels[near].ravel(), minlength=q.shape[0] * c)
+            out[start:start + 2048] = np.argmax(votes.reshape(-1, c), axis=1)
         return out
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         return tags
+
+
+_PLAN_PARAMETERS = tuple(name for name in inspect.signature(
+    EquilibriumPointClassifier.__init__).parameters if name not in ("self", "random_state"))
 
 
 def audit_case(epsilon: float, delta: float = 1e-5) -> Any:

@@ -21,22 +21,63 @@ def _blobs(n=300, seed=0):
     return centres[y] + rng.normal(0, 0.4, (n, 2)), y
 
 
+def _support(rff, a, z):
+    """f(z) = 1 - 2 phi(z).a + ||a||^2 (Park 2022, eq. 4.6) with eq. 4.5's map written out
+    in float64 (cosines first, then sines), independently of RandomFourierFeatures."""
+    P = z @ rff.frequencies_.T
+    F = a.size
+    phi = np.sqrt(2.0 / F) * np.concatenate([np.cos(P), np.sin(P)], axis=1)
+    return 1 - 2 * phi @ a + a @ a
+
+
+def _descend_reference(rff, a, X, lr, n_iter, decay_at=0.8, decay=0.2):
+    """Eq. 5.2 by explicit Euler steps in float64, the gradient of eq. 4.6 written from
+    eq. 4.5 term by term: grad f = -2 sqrt(2/F) sum_j (s_j cos<w_j,x> - c_j sin<w_j,x>) w_j."""
+    W = rff.frequencies_
+    h = W.shape[0]
+    c, s = a[:h], a[h:]
+    x = np.array(X, dtype=np.float64)
+    for t in range(n_iter):
+        step = lr if t < np.floor(decay_at * n_iter) else lr * decay
+        P = x @ W.T
+        grad = -2 * np.sqrt(2.0 / (2 * h)) * ((s * np.cos(P) - c * np.sin(P)) @ W)
+        x = x - step * grad
+    return x
+
+
 def test_descend_follows_the_gradient_of_the_support_function():
-    """One step of size lr moves x by -lr grad f; compare with a finite-difference gradient
-    of f(x) = 1 - 2 phi(x).a + ||a||^2."""
+    """One step of size lr moves x by -lr grad f; compare with a central-difference
+    gradient of f(x) = 1 - 2 phi(x).a + ||a||^2 in float64."""
     rff = RandomFourierFeatures(50, 1.0, random_state=0).fit(np.zeros((1, 2)))
     a = np.random.default_rng(1).normal(size=50) / 10
     x = np.array([[0.3, -0.2]])
     step = descend(rff, a, x, learning_rate=1e-3, n_iter=1, decay_at=1.0) - x
 
-    def f(z):
-        return 1 - 2 * rff.transform(z) @ a + a @ a
-
     h = 1e-6
     ex, ey = np.array([[h, 0.0]]), np.array([[0.0, h]])
-    grad = np.array([(f(x + ex) - f(x - ex))[0] / (2 * h),
-                     (f(x + ey) - f(x - ey))[0] / (2 * h)])
+    grad = np.array([(_support(rff, a, x + ex) - _support(rff, a, x - ex))[0] / (2 * h),
+                     (_support(rff, a, x + ey) - _support(rff, a, x - ey))[0] / (2 * h)])
+    assert np.abs(grad).min() > 0.1  # a step large enough to test
     assert np.allclose(step[0], -1e-3 * grad, rtol=1e-3, atol=1e-8)
+
+
+def test_descend_matches_a_float64_reference_of_eq_5_2():
+    """Many rows, many steps, the decay: the float32 descent (one sine per frequency, the
+    phase folded into the product) stays within float32 accuracy of the float64
+    reference, while every row moves by far more, so a wrong sign, factor or schedule
+    fails."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    rff = RandomFourierFeatures(60, 0.5, random_state=1).fit(X)
+    a = rng.normal(size=60)
+    a /= np.linalg.norm(a)
+    ends = descend(rff, a, X, learning_rate=0.05, n_iter=12)
+    ref = _descend_reference(rff, a, X, 0.05, 12)
+    moved = np.abs(ref - X).max(axis=1)
+    assert moved.min() > 1e-2
+    assert np.abs(ends - ref).max() < 1e-5
+    # the decay is applied: the same run without it ends elsewhere
+    assert np.abs(_descend_reference(rff, a, X, 0.05, 12, decay=1.0) - ends).max() > 1e-3
 
 
 def test_schedule_decays_after_80_percent():
@@ -125,3 +166,107 @@ def test_paper_audit_case_breaks_the_claim():
     broken = audit(paper.system, paper.pair, epsilon=paper.epsilon, delta=paper.delta,
                    trials=50_000, rng=0)
     assert broken.lower_bound > paper.epsilon  # the thesis' claim is violated
+
+
+def test_unique_rows_is_numpys_row_unique():
+    """Same rows, same (lexicographic) order, same inverse as np.unique(axis=0), on small
+    ranges (the mixed-radix path) and on extreme ones (the byte path)."""
+    from privkit.algorithms.equilibrium import _unique_rows
+
+    rng = np.random.default_rng(0)
+    big = np.array([np.iinfo(np.int64).min, -1, 0, 1, np.iinfo(np.int64).max])
+    for keys in (rng.integers(-3, 3, size=(200, 4)), rng.integers(-3, 3, size=(1, 1)),
+                 rng.choice(big, size=(100, 3)), rng.integers(-2**40, 2**40, size=(50, 2))):
+        uniq, inverse = _unique_rows(keys)
+        want, want_inverse = np.unique(keys, axis=0, return_inverse=True)
+        assert np.array_equal(uniq, want)
+        assert np.array_equal(inverse, want_inverse.ravel())
+
+
+@pytest.mark.parametrize("mode", ["private", "paper"])
+def test_predict_looks_up_the_cell_of_each_end_point(mode):
+    """predict's vectorised lookup agrees with a per-row dictionary of the released cells,
+    and rows whose cell was not released go to the nearest released cell."""
+    from privkit.algorithms.equilibrium import _cubes
+
+    X, y = _blobs(240)
+    clf = EquilibriumPointClassifier(epsilon=50.0, delta=1e-5, n_components=60, r_max=0.25,
+                                     mode=mode, random_state=0).fit(X, y)
+    Q = np.random.default_rng(1).uniform(-1, 4, size=(150, 2))
+    ends = descend(clf.features_, clf.centre_, Q, clf.learning_rate, clf.n_iter)
+    keys = _cubes(ends, 0.25)
+    index = {tuple(k): i for i, k in enumerate(clf.cell_keys_)}
+    hit = np.array([index.get(tuple(k), -1) for k in keys])
+    assert 0 < (hit >= 0).sum() < hit.size  # both branches are exercised
+    pred = clf.predict(Q)
+    assert np.array_equal(pred[hit >= 0], clf.classes_[clf.cell_labels_[hit[hit >= 0]]])
+    miss = ends[hit < 0]
+    nearest = np.argmin(((miss[:, None, :] - clf.cells_[None]) ** 2).sum(-1), axis=1)
+    assert np.array_equal(pred[hit < 0], clf.classes_[clf.cell_labels_[nearest]])
+
+
+def test_plain_arrays_and_other_inputs_fit_the_same_model():
+    """The fast path for float64 arrays and integer labels fits what scikit-learn's full
+    validation fits (lists, float labels, string labels), and keeps its checks."""
+    X, y = _blobs(90)
+    params = dict(epsilon=20.0, n_components=40, r_max=0.5, random_state=0)
+    fast = EquilibriumPointClassifier(**params).fit(X, y)
+    for X2, y2, classes in ((X.tolist(), y.tolist(), fast.classes_),
+                            (X, y.astype(float), fast.classes_.astype(float)),
+                            (X, np.array(["a", "b", "c"])[y], np.array(["a", "b", "c"]))):
+        slow = EquilibriumPointClassifier(**params).fit(X2, y2)
+        assert np.array_equal(slow.classes_, classes)
+        assert np.array_equal(slow.cell_keys_, fast.cell_keys_)
+        assert np.array_equal(slow.cell_labels_, fast.cell_labels_)
+        assert np.array_equal(slow.predict(X[:20]), classes[np.searchsorted(
+            fast.classes_, fast.predict(X[:20]))])
+    assert fast.n_features_in_ == 2
+    with pytest.raises(ValueError, match="Unknown label type"):
+        EquilibriumPointClassifier(**params).fit(X, y + 0.5)
+    with pytest.raises(ValueError, match="NaN"):
+        EquilibriumPointClassifier(**params).fit(np.where(X > 3, np.nan, X), y)
+    with pytest.raises(ValueError, match="features"):
+        fast.predict(X[:, :1])
+    with pytest.raises(ValueError, match="inconsistent"):
+        EquilibriumPointClassifier(**params).fit(X, y[:-1])
+
+
+def test_plans_are_memoised_on_every_parameter_but_the_seed():
+    """Two estimators with equal parameters share one plan object; a change of any
+    parameter the plan depends on gives the plan built afresh."""
+    from privkit.neighbouring import Neighbouring
+
+    X, y = _blobs(60)
+    a = EquilibriumPointClassifier(epsilon=3.0, random_state=0).fit(X, y)
+    b = EquilibriumPointClassifier(epsilon=3.0, random_state=1).fit(X, y)
+    assert a.plan_ is b.plan_
+    for change in ({"epsilon": 2.0}, {"delta": 1e-6}, {"nu": 0.1}, {"centre_share": 0.3},
+                   {"relation": "add_remove"}, {"centre_noise": "gaussian"},
+                   {"mode": "paper"}, {"n_components": 40}):
+        c = EquilibriumPointClassifier(**{"epsilon": 3.0, "random_state": 0, **change})
+        plan = c.plan(n_samples=60, n_features=2, n_classes=3)
+        assert plan != a.plan_
+        relation = Neighbouring.parse(c.relation)
+        assert plan == c._build_plan_parts(relation, 3)[2]
+    assert a.plan(n_samples=60, n_features=2, n_classes=4) != a.plan_
+
+
+def test_a_rows_end_point_does_not_depend_on_the_other_rows():
+    """Bit for bit: the private mode's stability histogram needs each row's cube to be a
+    function of that row alone. A fixed row gets the same end point alone, at any
+    position, and in batches of sizes on both sides of the block size (the shapes BLAS
+    rounds differently)."""
+    rng = np.random.default_rng(11)
+    rff = RandomFourierFeatures(400, 1.0, random_state=2).fit(np.zeros((1, 19)))
+    a = rng.normal(size=400)
+    a /= np.linalg.norm(a)
+    row = rng.normal(size=(1, 19))
+    alone = descend(rff, a, row, 1e-3, 20)
+    from privkit.algorithms.equilibrium import _BLOCK
+
+    for size in (2, 5, _BLOCK - 1, _BLOCK, _BLOCK + 1, 127, 128, 129, 300, 1232):
+        others = rng.normal(size=(size, 19))
+        for at in (0, size // 2, size - 1):
+            batch = others.copy()
+            batch[at] = row[0]
+            assert np.array_equal(descend(rff, a, batch, 1e-3, 20)[at], alone[0])
