@@ -321,6 +321,15 @@ def _first_order(PW: NDArray[np.float64], start: NDArray[np.float64], nu: float,
     return bW
 
 
+def _scored(A: NDArray[np.float64], PW: NDArray[np.float64], bW: NDArray[np.float64],
+            nu: float) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """The centre of working-set weights, every row's score against it, and the
+    Frank-Wolfe gap over all rows."""
+    centre = PW.T @ bW
+    scores = A @ centre
+    return centre, scores, _fw_gap(centre, scores, nu)
+
+
 def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
                 max_rounds: int = 30) -> SVDDSolution:
     """The SVDD centre (Park 2022 eq. 4.2-4.4; Tax, Duin 2004) for feature rows ``Phi``.
@@ -361,29 +370,22 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
         bW = _capped_min_norm(PW, nu)
         if bW is None:
             bW = _first_order(PW, np.full(W.size, 1.0 / W.size), nu, tol, W.size == n)
-        centre = PW.T @ bW
-        scores = A @ centre
-        gap = _fw_gap(centre, scores, nu)
+        centre, scores, gap = _scored(A, PW, bW, nu)
+        if gap > tol:
+            support = bW > 0
+            free = support & (bW < nu)
+            level = float(scores[W][free].max() if free.any() else scores[W][support].max())
+            outside = np.ones(n, dtype=bool)
+            outside[W] = False
+            violators = np.flatnonzero(outside & (scores < level))
+            if violators.size == 0:  # the working set's own solve was not exact enough
+                bW = _first_order(PW, bW, nu, tol, W.size == n)
+                centre, scores, gap = _scored(A, PW, bW, nu)
+                violators = np.flatnonzero(outside & (scores < level))
         if gap <= tol:
             beta = np.zeros(n)
             beta[W] = bW
             return SVDDSolution(beta, centre, gap, rounds)
-        support = bW > 0
-        free = support & (bW < nu)
-        level = float(scores[W][free].max()) if free.any() else float(scores[W][support].max())
-        outside = np.ones(n, dtype=bool)
-        outside[W] = False
-        violators = np.flatnonzero(outside & (scores < level))
-        if violators.size == 0:  # the working set's own solve was not exact enough
-            bW = _first_order(PW, bW, nu, tol, W.size == n)
-            centre = PW.T @ bW
-            scores = A @ centre
-            gap = _fw_gap(centre, scores, nu)
-            if gap <= tol:
-                beta = np.zeros(n)
-                beta[W] = bW
-                return SVDDSolution(beta, centre, gap, rounds)
-            violators = np.flatnonzero(outside & (scores < level))
         grow = max(step, int(support.sum()))  # geometric growth: few rounds of
         # from-scratch solves when the support is large
         W = np.concatenate([W[support], violators[np.argsort(scores[violators])[:grow]]])
