@@ -237,70 +237,112 @@ def _active_set(G: NDArray[np.float64], beta: NDArray[np.float64], nu: float,
     return b
 
 
-def _hull_min_norm(Q: NDArray[np.float64]) -> NDArray[np.float64] | None:
-    """Simplex weights of the minimum-norm point of the convex hull of the rows of Q.
+@attrs.define
+class _Warm:
+    """Where the exact solve on a working set starts: the rows at the cap, and the
+    passive set of the Lawson-Hanson solve (positions ``order[:k]`` in the working set,
+    in factor order) with its values ``u`` and the upper Cholesky factor ``R`` of the
+    shifted Gram on its first ``factored`` rows (valid for this ``capped``)."""
 
-    Least distance programming by non-negative least squares (Lawson, Hanson, "Solving
-    least squares problems", 1974, ch. 23): with ``u = s lambda`` (``s = sum u``,
-    ``lambda`` on the simplex), ``||Q^T u||^2 + (1 - sum u)^2`` is minimised over s at
-    ``s = 1 / (1 + r^2)`` with value ``r^2 / (1 + r^2)``, ``r = ||Q^T lambda||``, which is
-    increasing in r: the NNLS solution, normalised, is the minimum-norm weights (and
-    ``u = 0``, of value 1, is never optimal). scipy's compiled Lawson-Hanson active set
-    solves it exactly up to rounding, robust to affinely dependent rows. None if it
-    does not finish."""
-    from scipy.optimize import nnls
+    capped: NDArray[np.bool_]
+    u: NDArray[np.float64]
+    order: NDArray[np.intc]
+    R: NDArray[np.float64]
+    k: int = 0
+    factored: int = 0
 
-    k, f = Q.shape
-    E = np.empty((f + 1, k))
-    E[:f] = Q.T
-    E[f] = 1.0
-    target = np.zeros(f + 1)
-    target[f] = 1.0
-    try:
-        u = nnls(E, target, maxiter=20 * k + 100)[0]
-    except RuntimeError:
-        return None
-    total = float(u.sum())
-    if not total > 0.0 or not np.all(np.isfinite(u)):
-        return None
-    out: NDArray[np.float64] = u / total
-    return out
+    @classmethod
+    def cold(cls, m: int, R: NDArray[np.float64]) -> _Warm:
+        """No capped or passive row; ``R`` is a work buffer of ``F + 2`` squared (the
+        passive set never exceeds the rank of ``[Phi^T; 1]``, at most ``F + 1``)."""
+        return cls(np.zeros(m, dtype=bool), np.zeros(m), np.zeros(m, dtype=np.intc), R)
+
+    def restrict(self, keep: NDArray[np.intp], m: int) -> _Warm:
+        """This state on a new working set of m rows whose first rows are ``keep``
+        (positions in this one); the factor stays valid if every passive row is kept."""
+        where = np.full(self.u.size, -1, dtype=np.intc)
+        where[keep] = np.arange(keep.size, dtype=np.intc)
+        passive = where[self.order[:self.k]]
+        kept = passive >= 0
+        out = _Warm.cold(m, self.R)
+        out.capped[:keep.size] = self.capped[keep]
+        out.u[:keep.size] = self.u[keep]
+        out.k = int(kept.sum())
+        out.order[:out.k] = passive[kept]
+        out.factored = min(self.factored, out.k) if kept.all() else 0
+        return out
 
 
-def _capped_min_norm(P: NDArray[np.float64], nu: float,
-                     max_outer: int = 50) -> NDArray[np.float64] | None:
-    """The exact minimiser of ``||P^T beta||`` over ``0 <= beta <= nu, sum beta = 1``.
+def _shifted_gram(G: NDArray[np.float64], capped: NDArray[np.bool_],
+                  nu: float) -> tuple[NDArray[np.float64], float]:
+    """The Gram matrix of the columns ``(q_i; 1)``, ``q_i = p_i + nu sum_C p_c / mass``,
+    from ``G = P P^T``, and the mass ``1 - nu |C|`` left to the rows below the cap."""
+    mass = 1.0 - nu * int(capped.sum())
+    if not capped.any():
+        return G + 1.0, mass
+    c = (nu / mass) * G[:, capped].sum(axis=1)
+    cc = (nu / mass) * float(c[capped].sum())
+    H: NDArray[np.float64] = G + c[:, None] + c[None, :] + (cc + 1.0)
+    return H, mass
+
+
+def _capped_min_norm(G: NDArray[np.float64], nu: float, warm: _Warm,
+                     max_outer: int = 50) -> tuple[NDArray[np.float64], _Warm] | None:
+    """The exact minimiser of ``beta^T G beta`` over ``0 <= beta <= nu, sum beta = 1``
+    (``G = P P^T``), and the state a later solve can start from.
 
     An active set on the upper bounds: with the rows C at the cap fixed at nu, the rest
     carry mass ``1 - nu |C|`` and the problem is the minimum-norm point of the hull of
-    the rows shifted by ``nu sum_C p / mass`` (:func:`_hull_min_norm`). Rows whose weight
-    exceeds nu join C; rows of C whose score ``p . a`` exceeds the free rows' common
-    level leave it. When neither happens every KKT condition holds: free rows share the
-    lowest level among uncapped rows, zero rows score at least that, capped rows at most.
-    None if the sets do not settle in ``max_outer`` passes."""
-    m = P.shape[0]
-    capped = np.zeros(m, dtype=bool)
+    the rows shifted by ``nu sum_C p / mass``. That is least distance programming (Lawson,
+    Hanson, "Solving least squares problems", 1974, ch. 23): with ``u = s lambda``
+    (``s = sum u``, ``lambda`` on the simplex), ``||Q^T u||^2 + (1 - sum u)^2`` is
+    minimised over s at ``s = 1 / (1 + r^2)`` with value ``r^2 / (1 + r^2)``,
+    ``r = ||Q^T lambda||``, increasing in r: the non-negative least squares solution,
+    normalised, is the minimum-norm weights. privkit's compiled Lawson-Hanson solver
+    (``_hull.nnls_gram``) works on the Gram matrix of the columns ``(q_i; 1)``
+    (:func:`_shifted_gram`) and starts from ``warm``.
+
+    Rows whose weight exceeds nu join C; rows of C whose score ``p . a`` exceeds the free
+    rows' common level leave it. When neither happens every KKT condition holds: free
+    rows share the lowest level among uncapped rows, zero rows score at least that,
+    capped rows at most. None if the solver or the sets do not settle."""
+    from ._hull import nnls_gram
+
+    m = G.shape[0]
+    state = attrs.evolve(warm, capped=warm.capped.copy(), u=warm.u.copy(),
+                         order=warm.order.copy())
     for _ in range(max_outer):
-        mass = 1.0 - nu * int(capped.sum())
-        beta = np.zeros(m)
-        beta[capped] = nu
-        rest = np.flatnonzero(~capped)
-        if rest.size and mass > 1e-12:
-            shift = nu * P[capped].sum(axis=0) / mass
-            lam = _hull_min_norm(P[rest] + shift)
-            if lam is None:
+        H, mass = _shifted_gram(G, state.capped, nu)
+        beta = np.where(state.capped, nu, 0.0)
+        if mass <= 1e-12:  # n nu = 1: every weight is at the cap
+            state.u[:] = 0.0
+            state.k = state.factored = 0
+        else:
+            k, _, converged = nnls_gram(H, state.u, state.order, state.R,
+                                        state.capped.view(np.uint8), state.k,
+                                        state.factored, 10 * m + 100, 1e-13, 1e-12)
+            state.k = state.factored = k
+            total = float(state.u.sum())
+            if not converged or not total > 0.0:
                 return None
-            beta[rest] = mass * lam
-        scores = P @ (P.T @ beta)
+            beta += (mass / total) * state.u
+        scores = G @ beta
         over = beta > nu * (1.0 + 1e-12)
-        free = (beta > 0.0) & ~capped
+        free = (beta > 0.0) & ~state.capped
+        rest = ~state.capped
         level = float(scores[free].max()) if free.any() else (
-            float(scores[rest].min()) if rest.size else math.inf)
-        release = capped & (scores > level + 1e-12)
+            float(scores[rest].min()) if rest.any() else math.inf)
+        release = state.capped & (scores > level + 1e-12)
         if not over.any() and not release.any():
-            return beta
-        capped |= over
-        capped &= ~release
+            return beta, state
+        state.capped |= over
+        state.capped &= ~release
+        state.u[state.capped] = 0.0
+        passive = state.order[:state.k]
+        passive = passive[~state.capped[passive]]
+        state.k = passive.size
+        state.order[:state.k] = passive
+        state.factored = 0  # the shift changed: the factor is rebuilt from the values
     return None
 
 
@@ -364,12 +406,17 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
     scores = A @ A.mean(axis=0)  # against the centre of beta = 1/n
     # small sets are solved whole (one exact solve is cheaper than several rounds)
     W = np.argpartition(scores, step - 1)[:step] if n > 448 else np.arange(n)
+    PW = A[W]
+    G = PW @ PW.T
+    warm = _Warm.cold(W.size, np.empty((A.shape[1] + 2, A.shape[1] + 2)))
     gap = math.inf
     for rounds in range(1, max_rounds + 1):
-        PW = A[W]
-        bW = _capped_min_norm(PW, nu)
-        if bW is None:
+        solved = _capped_min_norm(G, nu, warm)
+        if solved is None:
             bW = _first_order(PW, np.full(W.size, 1.0 / W.size), nu, tol, W.size == n)
+            warm = _Warm.cold(W.size, warm.R)
+        else:
+            bW, warm = solved
         centre, scores, gap = _scored(A, PW, bW, nu)
         if gap > tol:
             support = bW > 0
@@ -386,9 +433,18 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
             beta = np.zeros(n)
             beta[W] = bW
             return SVDDSolution(beta, centre, gap, rounds)
-        grow = max(step, int(support.sum()))  # geometric growth: few rounds of
-        # from-scratch solves when the support is large
-        W = np.concatenate([W[support], violators[np.argsort(scores[violators])[:grow]]])
+        # the next working set: this one's support (with the solver's passive and capped
+        # rows, so its factor carries over) and the lowest-scoring violators
+        keep_mask = support | warm.capped
+        keep_mask[warm.order[:warm.k]] = True
+        keep = np.flatnonzero(keep_mask)
+        new = violators[np.argsort(scores[violators])[:step]]
+        PK, PV = PW[keep], A[new]
+        cross = PK @ PV.T
+        G = np.block([[G[np.ix_(keep, keep)], cross], [cross.T, PV @ PV.T]])
+        W = np.concatenate([W[keep], new])
+        PW = np.concatenate([PK, PV])
+        warm = warm.restrict(keep, W.size)
     raise RuntimeError(f"svdd_centre: duality gap {gap:.3g} > tol={tol:g} after "
                        f"{max_rounds} rounds")
 

@@ -2,15 +2,17 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import privkit.algorithms.svdd as svdd_module
 from privkit.algorithms.random_features import RandomFourierFeatures
 from privkit.algorithms.svdd import (
     PrivateSVDD,
     _capped_min_norm,
-    _hull_min_norm,
     _kkt_solve,
     _project_capped_simplex,
+    _Warm,
     accounted,
     audit_case,
     centre_sensitivity,
@@ -40,14 +42,21 @@ def test_centre_agrees_with_cvxpy(n, nu, seed):
     assert ours.gap <= 1e-8
 
 
+def _exact(P, nu):
+    """The exact working-set solve on all rows of P, from a cold start."""
+    f = P.shape[1]
+    solved = _capped_min_norm(P @ P.T, nu, _Warm.cold(P.shape[0], np.empty((f + 2, f + 2))))
+    assert solved is not None
+    return solved[0]
+
+
 def test_hull_min_norm_is_the_closed_form_on_a_segment():
-    """Two points: the minimum-norm point of the segment [p, q] has weight
-    ``clip(q . (q - p) / ||q - p||^2, 0, 1)`` on p; both the interior and the clipped
-    cases, and a duplicated point (affinely dependent rows)."""
+    """Two points (nu = 1: no cap): the minimum-norm point of the segment [p, q] has
+    weight ``clip(q . (q - p) / ||q - p||^2, 0, 1)`` on p; both the interior and the
+    clipped cases, and a duplicated point (affinely dependent rows)."""
     p, q = np.array([1.0, 2.0, 0.5]), np.array([-1.0, 1.5, 0.0])
     for a, b in ((p, q), (p, p + 3.0), (p + 3.0, p)):
-        lam = _hull_min_norm(np.stack([a, b, b]))
-        assert lam is not None
+        lam = _exact(np.stack([a, b, b]), 1.0)
         t = float(np.clip(b @ (b - a) / ((b - a) @ (b - a)), 0.0, 1.0))
         assert lam[0] == pytest.approx(t, abs=1e-12)
         assert lam.sum() == pytest.approx(1.0, abs=1e-14)
@@ -59,13 +68,117 @@ def test_capped_min_norm_matches_cvxpy_with_the_cap_binding():
     P = rng.normal(size=(25, 6)) + np.array([2.0, 0, 0, 0, 0, 0])
     P /= np.linalg.norm(P, axis=1, keepdims=True)
     nu = 0.07
-    ours = _capped_min_norm(P, nu)
-    assert ours is not None
+    ours = _exact(P, nu)
     b = cp.Variable(25)
     cp.Problem(cp.Minimize(cp.sum_squares(P.T @ b)),
                [b >= 0, b <= nu, cp.sum(b) == 1]).solve(solver=cp.CLARABEL)
     assert np.count_nonzero(ours >= nu * (1 - 1e-9)) >= 3  # the cap binds
     assert np.abs(P.T @ ours - P.T @ b.value).max() < 1e-6
+
+
+def _nnls_problem(seed, m, f, duplicates):
+    rng = np.random.default_rng(seed)
+    Q = rng.normal(size=(m, f)) + rng.normal(size=f) * rng.uniform(0.0, 3.0)
+    if duplicates:
+        Q[rng.integers(m, size=m // 3)] = Q[rng.integers(m, size=m // 3)]
+    E = np.vstack([Q.T, np.ones(m)])
+    target = np.zeros(f + 1)
+    target[f] = 1.0
+    return E, target
+
+
+def _run_nnls(E, start=(), start_values=None, excluded=None, max_iter=10_000):
+    from privkit.algorithms._hull import nnls_gram
+
+    f1, m = E.shape
+    u = np.zeros(m) if start_values is None else start_values.copy()
+    order = np.zeros(m, dtype=np.intc)
+    order[:len(start)] = start
+    out = np.zeros(m, dtype=np.uint8) if excluded is None else excluded.astype(np.uint8)
+    k, _, converged = nnls_gram(np.ascontiguousarray(E.T @ E), u, order,
+                                np.empty((f1 + 1, f1 + 1)), out, len(start), 0, max_iter,
+                                1e-14, 1e-12)
+    return u, order[:k], converged
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 40), f=st.integers(1, 25),
+       duplicates=st.booleans(), warm=st.booleans())
+def test_compiled_nnls_matches_scipy_from_any_start(seed, m, f, duplicates, warm):
+    """privkit's Gram-form Lawson-Hanson reaches scipy's NNLS optimum (an independent,
+    Householder-based implementation) within rounding, cold or from a random passive
+    set, with duplicated columns; the answer is non-negative and positive exactly on
+    the returned passive set."""
+    from scipy.optimize import nnls
+
+    E, target = _nnls_problem(seed, m, f, duplicates)
+    start, values = (), None
+    if warm:
+        rng = np.random.default_rng(seed + 1)
+        start = rng.permutation(m)[:rng.integers(0, m + 1)].astype(np.intc)
+        values = np.zeros(m)
+        values[start] = rng.uniform(0.1, 1.0, start.size)
+    u, passive, converged = _run_nnls(E, start, values)
+    reference = nnls(E, target)[0]
+
+    def objective(v):
+        return float(np.sum((E @ v - target) ** 2))
+
+    assert converged
+    assert u.min() >= 0.0
+    assert set(np.flatnonzero(u > 0)) == set(passive.tolist())
+    assert objective(u) <= objective(reference) + 1e-12
+
+
+def test_compiled_nnls_keeps_excluded_variables_at_zero():
+    """An excluded column that the unconstrained optimum uses stays at zero, and the
+    answer is the optimum over the remaining columns (scipy's NNLS without it)."""
+    from scipy.optimize import nnls
+
+    E, target = _nnls_problem(3, 12, 5, False)
+    full, _, _ = _run_nnls(E)
+    j = int(np.argmax(full))
+    excluded = np.zeros(12, dtype=bool)
+    excluded[j] = True
+    u, _, converged = _run_nnls(E, excluded=excluded)
+    assert converged
+    assert u[j] == 0.0
+    reference = nnls(np.delete(E, j, axis=1), target)[0]
+    assert np.allclose(np.delete(u, j), reference, atol=1e-10)
+
+
+def test_compiled_nnls_reports_an_iteration_limit():
+    E, _ = _nnls_problem(4, 30, 20, False)
+    _, _, converged = _run_nnls(E, max_iter=3)
+    assert not converged
+
+
+def test_compiled_nnls_rejects_bad_shapes():
+    from privkit.algorithms._hull import nnls_gram
+
+    with pytest.raises(ValueError, match="H must be"):
+        nnls_gram(np.eye(3), np.zeros(2), np.zeros(3, dtype=np.intc), np.empty((4, 4)),
+                  np.zeros(3, dtype=np.uint8), 0, 0, 10, 1e-14, 1e-12)
+
+
+@pytest.mark.parametrize(("nu", "seed"), [(0.02, 0), (0.2, 1)])
+def test_working_set_rounds_match_cvxpy_on_a_large_set(nu, seed):
+    """More rows than one working set (n > 448): the rounds, their warm starts and the
+    carried-over factor reach cvxpy's optimum, with the cap binding (nu = 0.02, outliers)
+    and not binding (nu = 0.2)."""
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(560, 3)), rng.normal(size=(40, 3)) * 4.0])
+    P = RandomFourierFeatures(30, 0.5, random_state=seed).fit_transform(X)
+    ours = svdd_centre(P, nu)
+    assert ours.iterations > 1
+    b = cp.Variable(P.shape[0])
+    cp.Problem(cp.Minimize(cp.sum_squares(P.T @ b)),
+               [b >= 0, b <= nu, cp.sum(b) == 1]).solve(solver=cp.CLARABEL)
+    assert ours.gap <= 1e-8
+    assert np.abs(ours.centre - P.T @ b.value).max() < 1e-5
+    if nu == 0.02:
+        assert np.count_nonzero(ours.beta >= nu * (1 - 1e-9)) >= 3
 
 
 def test_fallback_solver_gives_the_same_centre(monkeypatch):
