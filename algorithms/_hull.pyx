@@ -21,33 +21,22 @@ from libc.math cimport sqrt, hypot
 from libc.string cimport memmove, memset
 
 
-cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
-    """Four independent sums, so the loop is not one chain of dependent additions."""
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef Py_ssize_t i = 0
-    while i + 4 <= n:
-        s0 += a[i] * b[i]
-        s1 += a[i + 1] * b[i + 1]
-        s2 += a[i + 2] * b[i + 2]
-        s3 += a[i + 3] * b[i + 3]
-        i += 4
-    while i < n:
-        s0 += a[i] * b[i]
-        i += 1
-    return (s0 + s1) + (s2 + s3)
+cdef extern from "_hull_simd.h":
+    double _dot "pk_dot"(const double* a, const double* b, Py_ssize_t n) noexcept nogil
+    void _axpy "pk_axpy"(double alpha, const double* x, double* y,
+                         Py_ssize_t n) noexcept nogil
 
 
 cdef void _forward(double* R, Py_ssize_t ld, Py_ssize_t k, double* y) noexcept nogil:
     """Solve ``R^T x = y`` in place (R upper, row-major): row l of R updates the rest."""
-    cdef Py_ssize_t l, i
+    cdef Py_ssize_t l
     cdef double yl
     cdef double* row
     for l in range(k):
         row = R + l * ld
         yl = y[l] / row[l]
         y[l] = yl
-        for i in range(l + 1, k):
-            y[i] -= yl * row[i]
+        _axpy(-yl, row + l + 1, y + l + 1, k - l - 1)
 
 
 cdef void _backward(double* R, Py_ssize_t ld, Py_ssize_t k, double* y) noexcept nogil:
@@ -59,19 +48,24 @@ cdef void _backward(double* R, Py_ssize_t ld, Py_ssize_t k, double* y) noexcept 
         y[i] = (y[i] - _dot(row + i + 1, y + i + 1, k - i - 1)) / row[i]
 
 
-cdef void _solve_ones(double* R, Py_ssize_t ld, Py_ssize_t k, double* z) noexcept nogil:
-    """``z = H_PP^-1 1``: the least-squares solution on the passive columns."""
+cdef void _solve_ones(double* R, Py_ssize_t ld, Py_ssize_t k, double* y, bint y_valid,
+                     double* z) noexcept nogil:
+    """``z = H_PP^-1 1``, the least-squares solution on the passive columns, from
+    ``y = R^-T 1`` (computed here unless ``y_valid``: admissions extend it in O(k))."""
     cdef Py_ssize_t i
+    if not y_valid:
+        for i in range(k):
+            y[i] = 1.0
+        _forward(R, ld, k, y)
     for i in range(k):
-        z[i] = 1.0
-    _forward(R, ld, k, z)
+        z[i] = y[i]
     _backward(R, ld, k, z)
 
 
 cdef bint _append(const double* H, Py_ssize_t m, double* R, Py_ssize_t ld, int* order,
                   Py_ssize_t k, int j, double reject, double* work) noexcept nogil:
     """Add column j as position k of the factor; False (nothing changed) if its pivot
-    ``H_jj - ||R^-T H_Pj||^2`` is at most ``reject H_jj``."""
+    ``H_jj - ||R^-T H_Pj||^2`` is at most ``reject H_jj``. Leaves ``R^-T H_Pj`` in work."""
     cdef Py_ssize_t i
     cdef const double* hj = H + j * m
     cdef double d2
@@ -119,18 +113,24 @@ cdef void _delete(double* R, Py_ssize_t ld, int* order, Py_ssize_t k,
 
 
 cdef void _gradient(const double* H, Py_ssize_t m, const int* order, Py_ssize_t k,
-                    const double* u, double* Hu) noexcept nogil:
-    """``Hu = H[:, P] u_P`` (H symmetric, so its rows are its columns)."""
-    cdef Py_ssize_t t, i
-    cdef const double* row
-    cdef double a
+                    const double* u, const int* flags, double* Hu) noexcept nogil:
+    """``(H u)_j`` for the candidates ``flags[j] == 0`` (H symmetric, u zero outside the
+    passive set): by rows of the passive set (``m k``) or by one dot product per
+    candidate (``m c``), whichever is less work; late in a warm solve few rows are
+    candidates."""
+    cdef Py_ssize_t t, i, c = 0
+    for i in range(m):
+        if flags[i] == 0:
+            c += 1
+    if c < k:
+        for i in range(m):
+            if flags[i] == 0:
+                Hu[i] = _dot(H + i * m, u, m)
+        return
     for i in range(m):
         Hu[i] = 0.0
     for t in range(k):
-        a = u[order[t]]
-        row = H + order[t] * m
-        for i in range(m):
-            Hu[i] += a * row[i]
+        _axpy(u[order[t]], H + order[t] * m, Hu, m)
 
 
 def nnls_gram(const double[:, ::1] H, double[::1] u, int[::1] order, double[:, ::1] R,
@@ -159,11 +159,13 @@ def nnls_gram(const double[:, ::1] H, double[::1] u, int[::1] order, double[:, :
                          f"{k_factored}, {k}, {m}")
     import numpy as np
     z_arr = np.empty(ld + 1)
+    y_arr = np.empty(ld + 1)
     work_arr = np.empty(max(m, ld + 1))
     hu_arr = np.empty(m)
     starts = np.array(order[k_factored:k], dtype=np.intc)
     flags_arr = np.zeros(m, dtype=np.intc)  # 1 passive, 2 not admitted this pass, 3 out
     cdef double[::1] zv = z_arr
+    cdef double[::1] yv = y_arr
     cdef double[::1] workv = work_arr
     cdef double[::1] huv = hu_arr
     cdef int[::1] startv = starts
@@ -173,12 +175,13 @@ def nnls_gram(const double[:, ::1] H, double[::1] u, int[::1] order, double[:, :
     cdef int* op = &order[0]
     cdef double* Rp = &R[0, 0]
     cdef double* z = &zv[0]
+    cdef double* y = &yv[0]
     cdef double* work = &workv[0]
     cdef double* Hu = &huv[0]
     cdef Py_ssize_t kk = k_factored, t, i, p, n_starts = startv.shape[0]
     cdef int j, best, iterations = 0, converged = 0
     cdef double w, wbest, alpha, ratio
-    cdef bint fresh
+    cdef bint fresh, y_valid = False
     with nogil:
         for i in range(m):
             if excluded[i]:
@@ -197,7 +200,8 @@ def nnls_gram(const double[:, ::1] H, double[::1] u, int[::1] order, double[:, :
             # the inner loop: move toward the passive solution until it is feasible
             while kk > 0:
                 if not fresh:
-                    _solve_ones(Rp, ld, kk, z)
+                    _solve_ones(Rp, ld, kk, y, y_valid, z)
+                    y_valid = True
                 fresh = False
                 p = -1
                 alpha = 1.0
@@ -220,12 +224,13 @@ def nnls_gram(const double[:, ::1] H, double[::1] u, int[::1] order, double[:, :
                         flags[op[t]] = 0
                         _delete(Rp, ld, op, kk, t)
                         kk -= 1
+                        y_valid = False
                 iterations += 1
-            _gradient(Hp, m, op, kk, up, Hu)
             # the outer loop: admit the most violated variable whose column is independent
             for i in range(m):
                 if flags[i] == 2:
                     flags[i] = 0
+            _gradient(Hp, m, op, kk, up, &flags[0], Hu)
             while True:
                 best = -1
                 wbest = wtol
@@ -241,8 +246,11 @@ def nnls_gram(const double[:, ::1] H, double[::1] u, int[::1] order, double[:, :
                 if not _append(Hp, m, Rp, ld, op, kk, best, reject, work):
                     flags[best] = 2
                     continue
+                if y_valid:
+                    y[kk] = (1.0 - _dot(work, y, kk)) / Rp[kk * ld + kk]
                 kk += 1
-                _solve_ones(Rp, ld, kk, z)
+                _solve_ones(Rp, ld, kk, y, y_valid, z)
+                y_valid = True
                 if not z[kk - 1] > 0.0:  # rounding: the new variable would not enter
                     kk -= 1
                     flags[best] = 2
@@ -254,3 +262,21 @@ def nnls_gram(const double[:, ::1] H, double[::1] u, int[::1] order, double[:, :
                 break
             iterations += 1
     return kk, iterations, bool(converged)
+
+
+def gather_gram(const double[:, ::1] G, const Py_ssize_t[::1] keep, double[:, ::1] out):
+    """``out[:k, :k] = G[keep][:, keep]`` (``k = keep.size``) without numpy's temporaries:
+    the Gram matrix of a working set's kept rows, for the next round's."""
+    cdef Py_ssize_t k = keep.shape[0], m = G.shape[0], i, j
+    cdef const double* row
+    if out.shape[0] < k or out.shape[1] < k:
+        raise ValueError(f"gather_gram: out must be at least ({k}, {k})")
+    for i in range(k):
+        if not 0 <= keep[i] < m:
+            raise ValueError(f"gather_gram: keep[{i}] = {keep[i]} is outside [0, {m})")
+    with nogil:
+        for i in range(k):
+            row = &G[keep[i], 0]
+            for j in range(k):
+                out[i, j] = row[keep[j]]
+

@@ -97,12 +97,17 @@ class SVDDSolution:
 def _lmo(scores: NDArray[np.float64], nu: float) -> NDArray[np.float64]:
     """argmin of ``beta . scores`` over the capped simplex: nu on the lowest scores."""
     n = scores.size
-    order = np.argsort(scores, kind="stable")
     full = min(math.floor(1.0 / nu + 1e-12), n)
     w = np.zeros(n)
+    if full == n:
+        w[:] = nu
+        return w
+    # the full lowest scores, then the next lowest at position full (ties: any choice
+    # gives the same minimum)
+    order = np.argpartition(scores, full)
     w[order[:full]] = nu
     rest = 1.0 - nu * full
-    if rest > 1e-15 and full < n:
+    if rest > 1e-15:
         w[order[full]] = rest
     return w
 
@@ -363,13 +368,22 @@ def _first_order(PW: NDArray[np.float64], start: NDArray[np.float64], nu: float,
     return bW
 
 
-def _scored(A: NDArray[np.float64], PW: NDArray[np.float64], bW: NDArray[np.float64],
-            nu: float) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
-    """The centre of working-set weights, every row's score against it, and the
-    Frank-Wolfe gap over all rows."""
-    centre = PW.T @ bW
+def _scored(A: NDArray[np.float64], W: NDArray[np.intp], bW: NDArray[np.float64],
+            warm: _Warm, nu: float) -> tuple[NDArray[np.intp], NDArray[np.float64],
+                                              NDArray[np.float64], NDArray[np.float64],
+                                              float]:
+    """The rows of the working set a next round keeps (the support, and the solver's
+    capped and passive rows, so its factor carries over) and their features; the centre
+    of the working-set weights, every row's score against it, and the Frank-Wolfe gap
+    over all rows."""
+    keep_mask = bW > 0
+    keep_mask |= warm.capped
+    keep_mask[warm.order[:warm.k]] = True
+    keep = np.flatnonzero(keep_mask)
+    PK = A[W[keep]]
+    centre = PK.T @ bW[keep]
     scores = A @ centre
-    return centre, scores, _fw_gap(centre, scores, nu)
+    return keep, PK, centre, scores, _fw_gap(centre, scores, nu)
 
 
 def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
@@ -392,6 +406,8 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
     RuntimeError
         If the gap is not reached in ``max_rounds`` rounds.
     """
+    from ._hull import gather_gram
+
     owner = "svdd_centre"
     A = np.asarray(Phi, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] < 1:
@@ -413,11 +429,11 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
     for rounds in range(1, max_rounds + 1):
         solved = _capped_min_norm(G, nu, warm)
         if solved is None:
-            bW = _first_order(PW, np.full(W.size, 1.0 / W.size), nu, tol, W.size == n)
+            bW = _first_order(A[W], np.full(W.size, 1.0 / W.size), nu, tol, W.size == n)
             warm = _Warm.cold(W.size, warm.R)
         else:
             bW, warm = solved
-        centre, scores, gap = _scored(A, PW, bW, nu)
+        keep, PK, centre, scores, gap = _scored(A, W, bW, warm, nu)
         if gap > tol:
             support = bW > 0
             free = support & (bW < nu)
@@ -426,24 +442,23 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
             outside[W] = False
             violators = np.flatnonzero(outside & (scores < level))
             if violators.size == 0:  # the working set's own solve was not exact enough
-                bW = _first_order(PW, bW, nu, tol, W.size == n)
-                centre, scores, gap = _scored(A, PW, bW, nu)
+                bW = _first_order(A[W], bW, nu, tol, W.size == n)
+                keep, PK, centre, scores, gap = _scored(A, W, bW, warm, nu)
                 violators = np.flatnonzero(outside & (scores < level))
         if gap <= tol:
             beta = np.zeros(n)
             beta[W] = bW
             return SVDDSolution(beta, centre, gap, rounds)
-        # the next working set: this one's support (with the solver's passive and capped
-        # rows, so its factor carries over) and the lowest-scoring violators
-        keep_mask = support | warm.capped
-        keep_mask[warm.order[:warm.k]] = True
-        keep = np.flatnonzero(keep_mask)
+        # the next working set: the kept rows and the lowest-scoring violators
         new = violators[np.argsort(scores[violators])[:step]]
-        PK, PV = PW[keep], A[new]
-        cross = PK @ PV.T
-        G = np.block([[G[np.ix_(keep, keep)], cross], [cross.T, PV @ PV.T]])
+        PV = A[new]
+        grown = np.empty((keep.size + new.size, keep.size + new.size))
+        gather_gram(G, keep, grown)
+        grown[:keep.size, keep.size:] = PK @ PV.T
+        grown[keep.size:, :keep.size] = grown[:keep.size, keep.size:].T
+        grown[keep.size:, keep.size:] = PV @ PV.T
+        G = grown
         W = np.concatenate([W[keep], new])
-        PW = np.concatenate([PK, PV])
         warm = warm.restrict(keep, W.size)
     raise RuntimeError(f"svdd_centre: duality gap {gap:.3g} > tol={tol:g} after "
                        f"{max_rounds} rounds")
