@@ -385,8 +385,11 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
                 and y.shape[0] == X.shape[0]):
             # what check_X_y would return unchanged, and integer labels, which
             # check_classification_targets always accepts ("binary" or "multiclass"):
-            # only the feature names and n_features_in_ remain to be set
-            validate_data(self, X, y, skip_check_array=True)
+            # only the feature names and n_features_in_ remain to be set, and a plain
+            # ndarray has no feature names
+            self.n_features_in_ = X.shape[1]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
         else:
             X, y = validate_data(self, X, y, dtype=np.float64)
             check_classification_targets(y)
@@ -451,9 +454,13 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
     def predict(self, X: Any) -> NDArray[Any]:
         from sklearn.utils.validation import check_is_fitted, validate_data
 
-        check_is_fitted(self)
+        if not hasattr(self, "plan_"):  # set last by fit
+            check_is_fitted(self)
         if _plain_rows(X):  # check_array would return X itself
-            validate_data(self, X, reset=False, skip_check_array=True)
+            if (hasattr(self, "feature_names_in_")
+                    or X.shape[1] != getattr(self, "n_features_in_", None)):
+                # scikit-learn's warning or error; otherwise its check has nothing to do
+                validate_data(self, X, reset=False, skip_check_array=True)
         else:
             X = validate_data(self, X, dtype=np.float64, reset=False)
         points, labels = self._reference()

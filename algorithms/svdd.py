@@ -282,12 +282,14 @@ def _shifted_gram(G: NDArray[np.float64], capped: NDArray[np.bool_],
                   nu: float) -> tuple[NDArray[np.float64], float]:
     """The Gram matrix of the columns ``(q_i; 1)``, ``q_i = p_i + nu sum_C p_c / mass``,
     from ``G = P P^T``, and the mass ``1 - nu |C|`` left to the rows below the cap."""
-    mass = 1.0 - nu * int(capped.sum())
-    if not capped.any():
+    count = int(np.count_nonzero(capped))
+    mass = 1.0 - nu * count
+    if count == 0:
         return G + 1.0, mass
-    c = (nu / mass) * G[:, capped].sum(axis=1)
-    cc = (nu / mass) * float(c[capped].sum())
-    H: NDArray[np.float64] = G + c[:, None] + c[None, :] + (cc + 1.0)
+    c = (nu / mass) * (G @ capped.astype(np.float64))
+    H: NDArray[np.float64] = G + ((nu / mass) * float(c[capped].sum()) + 1.0)
+    H += c[:, None]
+    H += c
     return H, mass
 
 
@@ -419,9 +421,9 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
                          "the weights, each at most nu, must sum to 1")
     check.positive_finite("tol", tol, owner)
     step = max(64, 2 * math.ceil(1.0 / nu) + 32)  # rows added per round
-    scores = A @ A.mean(axis=0)  # against the centre of beta = 1/n
-    # small sets are solved whole (one exact solve is cheaper than several rounds)
-    W = np.argpartition(scores, step - 1)[:step] if n > 448 else np.arange(n)
+    # small sets are solved whole (one exact solve is cheaper than several rounds); else
+    # the first working set has the lowest scores against the centre of beta = 1/n
+    W = np.argpartition(A @ A.mean(axis=0), step - 1)[:step] if n > 448 else np.arange(n)
     PW = A[W]
     G = PW @ PW.T
     warm = _Warm.cold(W.size, np.empty((A.shape[1] + 2, A.shape[1] + 2)))

@@ -231,6 +231,26 @@ def test_plain_arrays_and_other_inputs_fit_the_same_model():
         EquilibriumPointClassifier(**params).fit(X, y[:-1])
 
 
+def test_plain_array_fast_path_keeps_scikit_learns_fitted_and_feature_name_checks():
+    """fit and predict skip scikit-learn's validation for plain float64 arrays only where
+    it has nothing to do: an unfitted model still raises NotFittedError, a refit on an
+    array drops feature names of an earlier fit, and a model with feature names still
+    warns when it predicts on an array without them (scikit-learn's own messages)."""
+    from sklearn.exceptions import NotFittedError
+
+    X, y = _blobs(60)
+    model = EquilibriumPointClassifier(epsilon=20.0, n_components=20, r_max=0.5,
+                                       random_state=0)
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    model.feature_names_in_ = np.array(["a", "b"], dtype=object)  # as a DataFrame fit sets
+    model.fit(X, y)
+    assert not hasattr(model, "feature_names_in_")
+    model.feature_names_in_ = np.array(["a", "b"], dtype=object)
+    with pytest.warns(UserWarning, match="feature names"):
+        model.predict(X)
+
+
 def test_plans_are_memoised_on_every_parameter_but_the_seed():
     """Two estimators with equal parameters share one plan object; a change of any
     parameter the plan depends on gives the plan built afresh."""
