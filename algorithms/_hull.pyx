@@ -4,7 +4,7 @@
 
 Solves ``min_u ||E u - f||^2`` over ``u >= 0`` given only ``H = E^T E`` and ``E^T f = 1``
 (the least distance programming form of a convex hull's minimum-norm point, see
-:func:`privkit.algorithms.svdd._hull_weights`), by the active set of Lawson and Hanson,
+:func:`privkit.algorithms.svdd._capped_min_norm`), by the active set of Lawson and Hanson,
 "Solving least squares problems" (1974), ch. 23, Algorithm NNLS. The passive set's
 ``H_PP = R^T R`` is kept as an upper Cholesky factor, updated by one column when a
 variable enters (``O(k^2)``) and by Givens rotations when one leaves (Golub, Van Loan,
@@ -14,7 +14,9 @@ and its factor (a previous solve's), which the working-set rounds of the SVDD so
 
 A variable whose column is (numerically) in the span of the passive columns is not
 admitted (its pivot ``d^2 <= reject H_jj``), as in Lawson and Hanson's own test; the
-caller certifies the answer (a duality gap) and has a fallback.
+caller certifies the answer (a duality gap) and has a fallback. The two vector kernels
+(``_hull_simd.h``) are compiled for AVX2 and for the x86-64 baseline and chosen at load
+time, so one portable build runs at the machine's width.
 """
 
 from libc.math cimport sqrt, hypot
