@@ -64,6 +64,7 @@ from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, PostProcess
 
+from ._hull import gather_gram, nnls_gram
 from .random_features import RandomFourierFeatures
 
 __all__ = [
@@ -294,9 +295,9 @@ def _shifted_gram(G: NDArray[np.float64], capped: NDArray[np.bool_],
 
 
 def _capped_min_norm(G: NDArray[np.float64], nu: float, warm: _Warm,
-                     max_outer: int = 50) -> tuple[NDArray[np.float64], _Warm] | None:
+                     max_outer: int = 50) -> NDArray[np.float64] | None:
     """The exact minimiser of ``beta^T G beta`` over ``0 <= beta <= nu, sum beta = 1``
-    (``G = P P^T``), and the state a later solve can start from.
+    (``G = P P^T``), started from ``warm``, which is left as a later solve's start.
 
     An active set on the upper bounds: with the rows C at the cap fixed at nu, the rest
     carry mass ``1 - nu |C|`` and the problem is the minimum-norm point of the hull of
@@ -312,44 +313,42 @@ def _capped_min_norm(G: NDArray[np.float64], nu: float, warm: _Warm,
     Rows whose weight exceeds nu join C; rows of C whose score ``p . a`` exceeds the free
     rows' common level leave it. When neither happens every KKT condition holds: free
     rows share the lowest level among uncapped rows, zero rows score at least that,
-    capped rows at most. None if the solver or the sets do not settle."""
-    from ._hull import nnls_gram
-
+    capped rows at most. None if the solver or the sets do not settle (``warm`` is then
+    spent)."""
     m = G.shape[0]
-    state = attrs.evolve(warm, capped=warm.capped.copy(), u=warm.u.copy(),
-                         order=warm.order.copy())
     for _ in range(max_outer):
-        H, mass = _shifted_gram(G, state.capped, nu)
-        beta = np.where(state.capped, nu, 0.0)
-        if mass <= 1e-12:  # n nu = 1: every weight is at the cap
-            state.u[:] = 0.0
-            state.k = state.factored = 0
+        beta = np.where(warm.capped, nu, 0.0)
+        if 1.0 - nu * int(np.count_nonzero(warm.capped)) <= 1e-12:
+            # n nu = 1: every weight is at the cap
+            warm.u[:] = 0.0
+            warm.k = warm.factored = 0
         else:
-            k, _, converged = nnls_gram(H, state.u, state.order, state.R,
-                                        state.capped.view(np.uint8), state.k,
-                                        state.factored, 10 * m + 100, 1e-13, 1e-12)
-            state.k = state.factored = k
-            total = float(state.u.sum())
+            H, mass = _shifted_gram(G, warm.capped, nu)
+            k, _, converged = nnls_gram(H, warm.u, warm.order, warm.R,
+                                        warm.capped.view(np.uint8), warm.k,
+                                        warm.factored, 10 * m + 100, 1e-13, 1e-12)
+            warm.k = warm.factored = k
+            total = float(warm.u.sum())
             if not converged or not total > 0.0:
                 return None
-            beta += (mass / total) * state.u
+            beta += (mass / total) * warm.u
         scores = G @ beta
         over = beta > nu * (1.0 + 1e-12)
-        free = (beta > 0.0) & ~state.capped
-        rest = ~state.capped
+        free = (beta > 0.0) & ~warm.capped
+        rest = ~warm.capped
         level = float(scores[free].max()) if free.any() else (
             float(scores[rest].min()) if rest.any() else math.inf)
-        release = state.capped & (scores > level + 1e-12)
+        release = warm.capped & (scores > level + 1e-12)
         if not over.any() and not release.any():
-            return beta, state
-        state.capped |= over
-        state.capped &= ~release
-        state.u[state.capped] = 0.0
-        passive = state.order[:state.k]
-        passive = passive[~state.capped[passive]]
-        state.k = passive.size
-        state.order[:state.k] = passive
-        state.factored = 0  # the shift changed: the factor is rebuilt from the values
+            return beta
+        warm.capped |= over
+        warm.capped &= ~release
+        warm.u[warm.capped] = 0.0
+        passive = warm.order[:warm.k]
+        passive = passive[~warm.capped[passive]]
+        warm.k = passive.size
+        warm.order[:warm.k] = passive
+        warm.factored = 0  # the shift changed: the factor is rebuilt from the values
     return None
 
 
@@ -408,8 +407,6 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
     RuntimeError
         If the gap is not reached in ``max_rounds`` rounds.
     """
-    from ._hull import gather_gram
-
     owner = "svdd_centre"
     A = np.asarray(Phi, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] < 1:
@@ -429,12 +426,12 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
     warm = _Warm.cold(W.size, np.empty((A.shape[1] + 2, A.shape[1] + 2)))
     gap = math.inf
     for rounds in range(1, max_rounds + 1):
-        solved = _capped_min_norm(G, nu, warm)
-        if solved is None:
+        exact = _capped_min_norm(G, nu, warm)
+        if exact is None:
             bW = _first_order(A[W], np.full(W.size, 1.0 / W.size), nu, tol, W.size == n)
             warm = _Warm.cold(W.size, warm.R)
         else:
-            bW, warm = solved
+            bW = exact
         keep, PK, centre, scores, gap = _scored(A, W, bW, warm, nu)
         if gap > tol:
             support = bW > 0

@@ -47,7 +47,7 @@ def _exact(P, nu):
     f = P.shape[1]
     solved = _capped_min_norm(P @ P.T, nu, _Warm.cold(P.shape[0], np.empty((f + 2, f + 2))))
     assert solved is not None
-    return solved[0]
+    return solved
 
 
 def test_hull_min_norm_is_the_closed_form_on_a_segment():
