@@ -80,6 +80,7 @@ from privkit.mechanisms import StabilityHistogram
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
+from . import _rff
 from .random_features import RandomFourierFeatures
 from .svdd import accounted, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
 
@@ -91,8 +92,6 @@ __all__ = [
 ]
 
 _MODES = ("private", "paper")
-#: rows per block of :func:`descend` (a fixed shape: see its docstring)
-_BLOCK = 16
 _RELEASES = ("support", "equilibria")
 #: EquilibriumPointClassifier._plan_parts' memo: parameters -> (centre, votes, plan)
 _PLANS: dict[tuple[Any, ...], tuple[Block, Block, Block]] = {}
@@ -105,13 +104,13 @@ def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
 
     ``grad f = -2 grad (phi . a)`` (Park 2022, eq. 5.2). Table 7.1's schedule:
     ``learning_rate`` for the first ``floor(decay_at n_iter)`` of ``n_iter`` steps, then
-    times ``decay`` (1/5). In float32 (float64 result), in blocks of exactly
-    ``_BLOCK`` rows (the last one padded with zero rows, discarded): BLAS may round a
-    row's products differently with the shape of the batch (by about one float32 ulp,
-    seen for a few batch sizes), so a fixed block shape is what makes each row's end
-    point a function of that row, the public frequencies and the centre alone, bit for
-    bit. The private mode's stability histogram needs exactly that: were a row's cube to
-    depend on the other rows, adding one row could move another across a cube boundary.
+    times ``decay`` (1/5). In float32 (float64 result), by privkit's compiled kernel
+    (``_rff.descend_rows``), which computes every row by the same operations whatever the
+    other rows: each row's end point is a function of that row, the public frequencies
+    and the centre alone, bit for bit. The private mode's stability histogram needs
+    exactly that: were a row's cube to depend on the other rows, adding one row could
+    move another across a cube boundary. (A BLAS matrix product does not promise it: it
+    may round a row's products differently with the shape of the batch.)
 
     With the centre's cosine and sine weights of frequency ``w_j`` written in polar form,
     ``c_j = rho_j cos(theta_j)``, ``s_j = rho_j sin(theta_j)``, the feature map of eq. 4.5
@@ -122,10 +121,7 @@ def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
 
     (``sin(u - v) = sin u cos v - cos u sin v``), so one step is
     ``x <- x - 2 lr sqrt(2/F) sum_j rho_j sin(<w_j, x> - theta_j) w_j``: one sine per
-    frequency and row, two matrix products. The phase ``-theta_j`` rides on a constant
-    column of ones appended to x; the step's constants ride on the second product's
-    weights, which carry a zero column so that the update of the augmented rows leaves
-    the ones exactly 1.
+    frequency and row, two products with the frequencies.
     """
     rows = np.asarray(X, dtype=np.float64)
     n, d = rows.shape
@@ -135,29 +131,20 @@ def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
     c, s = a[:half], a[half:]
     rho, theta = np.hypot(c, s), np.arctan2(s, c)
     scale = 2.0 * math.sqrt(2.0 / (2 * half))
-    phase = np.empty((d + 1, half), dtype=np.float32)  # [W^T; -theta]
-    phase[:d] = W.T
-    phase[d] = -theta
-    step = np.zeros((half, d + 1))  # -(2 sqrt(2/F)) rho_j w_j, and a zero column
-    step[:, :d] = (-scale * rho)[:, None] * W
-    steps = (np.float32(learning_rate) * step.astype(np.float32),
-             np.float32(learning_rate * decay) * step.astype(np.float32))
-    blocks = -(-n // _BLOCK)
-    # the rows (zero rows pad the last block), then a column of ones; numpy's matmul on
-    # the stack calls BLAS once per block, every call with the same shape
-    x = np.zeros((blocks * _BLOCK, d + 1), dtype=np.float32)
-    x[:n, :d] = rows
-    x[:, d] = 1.0
-    x = x.reshape(blocks, _BLOCK, d + 1)
-    P = np.empty((blocks, _BLOCK, half), dtype=np.float32)
-    G = np.empty((blocks, _BLOCK, d + 1), dtype=np.float32)
-    switch = math.floor(decay_at * n_iter)
-    for t in range(n_iter):
-        np.matmul(x, phase, out=P)
-        np.sin(P, out=P)
-        np.matmul(P, steps[t >= switch], out=G)
-        np.add(x, G, out=x)
-    ends: NDArray[np.float64] = x.reshape(-1, d + 1)[:n, :d].astype(np.float64)
+    # zero frequencies pad to the kernel's vector width: sin(0) times a zero step adds
+    # exactly nothing; zero rows pad to its block of rows and are discarded
+    width = -(-half // _rff.lanes) * _rff.lanes
+    phase = np.zeros((d + 1, width), dtype=np.float32)  # [W^T; -theta]
+    phase[:d, :half] = W.T
+    phase[d, :half] = -theta
+    step = (-scale * rho)[None, :] * W.T  # -(2 sqrt(2/F)) rho_j w_j, by coordinate
+    steps = np.zeros((2, d, width), dtype=np.float32)
+    steps[0, :, :half] = np.float32(learning_rate) * step.astype(np.float32)
+    steps[1, :, :half] = np.float32(learning_rate * decay) * step.astype(np.float32)
+    x = np.zeros((-(-n // _rff.rows) * _rff.rows, d), dtype=np.float32)
+    x[:n] = rows
+    _rff.descend_rows(phase, steps, x, n_iter, math.floor(decay_at * n_iter))
+    ends: NDArray[np.float64] = x[:n].astype(np.float64)
     return ends
 
 

@@ -274,19 +274,79 @@ def test_plans_are_memoised_on_every_parameter_but_the_seed():
 def test_a_rows_end_point_does_not_depend_on_the_other_rows():
     """Bit for bit: the private mode's stability histogram needs each row's cube to be a
     function of that row alone. A fixed row gets the same end point alone, at any
-    position, and in batches of sizes on both sides of the block size (the shapes BLAS
-    rounds differently)."""
+    position of any block of the kernel's rows, and in batches of sizes on both sides of
+    the block size and of the sizes BLAS rounds differently; also with a row whose phases
+    leave the polynomial's range (that row alone takes libm's sine)."""
+    from privkit.algorithms import _rff
+
     rng = np.random.default_rng(11)
     rff = RandomFourierFeatures(400, 1.0, random_state=2).fit(np.zeros((1, 19)))
     a = rng.normal(size=400)
     a /= np.linalg.norm(a)
     row = rng.normal(size=(1, 19))
-    alone = descend(rff, a, row, 1e-3, 20)
-    from privkit.algorithms.equilibrium import _BLOCK
+    b = _rff.rows
+    # Table 7.1's rate, and one large enough that a sine's last bit moves the end point
+    for rate in (1e-3, 50.0):
+        alone = descend(rff, a, row, rate, 20)
+        for size in (2, 5, b - 1, b, b + 1, 15, 16, 17, 127, 128, 129, 300, 1232):
+            others = rng.normal(size=(size, 19))
+            others[-1] *= 1e6  # phases far beyond 1e5: libm's sine for that row
+            for at in {0, size // 2, size - 2} if size > 2 else {0}:
+                batch = others.copy()
+                batch[at] = row[0]
+                assert np.array_equal(descend(rff, a, batch, rate, 20)[at], alone[0])
 
-    for size in (2, 5, _BLOCK - 1, _BLOCK, _BLOCK + 1, 127, 128, 129, 300, 1232):
-        others = rng.normal(size=(size, 19))
-        for at in (0, size // 2, size - 1):
-            batch = others.copy()
-            batch[at] = row[0]
-            assert np.array_equal(descend(rff, a, batch, 1e-3, 20)[at], alone[0])
+
+def test_descend_takes_libms_sine_for_phases_beyond_the_polynomials_range():
+    """Phases beyond 1e5 (where the kernel's reduction by pi/2 stops being exact, and
+    beyond 2^22 where its rounding trick fails) go to libm's sinf: from x = 0 the phases
+    are exactly the given float32 values, so one unit step adds their sines' sum."""
+    from privkit.algorithms import _rff
+
+    lanes = _rff.lanes
+    rng = np.random.default_rng(8)
+    for low, high in ((-1e4, 1e4), (2e5, 1e6), (1e7, 1e9)):
+        phase = np.zeros((2, lanes), dtype=np.float32)
+        phase[1] = rng.uniform(low, high, lanes).astype(np.float32)
+        steps = np.zeros((2, 1, lanes), dtype=np.float32)
+        steps[0, 0] = 1.0
+        x = np.zeros((_rff.rows, 1), dtype=np.float32)
+        _rff.descend_rows(phase, steps, x, 1, 1)
+        expected = np.sin(phase[1].astype(np.float64)).sum()
+        assert np.abs(x[:, 0] - expected).max() < 1e-5, (low, high)
+
+
+def test_the_kernels_sine_and_cosine_are_within_float32_accuracy_everywhere():
+    """The feature map's float32 trigonometry (Cephes' polynomials after reduction by
+    pi/2) against float64 numpy on a dense grid over [-pi, pi] and far beyond: the
+    transform reduces to [-pi, pi] first, so every argument is covered."""
+    from privkit.algorithms import _rff
+
+    t = np.concatenate([np.linspace(-np.pi, np.pi, 100_001), [0.0, np.pi / 2, -np.pi / 4]])
+    P = t.reshape(-1, 1)
+    out = np.empty((P.shape[0], 2))
+    _rff.features(P, out)
+    # one frequency: the row [cos t, sin t] is divided by its own norm (about 1)
+    assert np.abs(out[:, 0] - np.cos(t)).max() < 2e-7
+    assert np.abs(out[:, 1] - np.sin(t)).max() < 2e-7
+    # a wrong quadrant or sign would be off by about 1
+    P = np.linspace(-1e4, 1e4, 20_001).reshape(-1, 1)
+    out = np.empty((P.shape[0], 2))
+    _rff.features(P, out)
+    assert np.abs(out[:, 0] - np.cos(P[:, 0])).max() < 1e-5
+    assert np.abs(out[:, 1] - np.sin(P[:, 0])).max() < 1e-5
+
+
+def test_the_kernels_reject_shapes_they_cannot_take():
+    from privkit.algorithms import _rff
+
+    lanes, rows = _rff.lanes, _rff.rows
+    with pytest.raises(ValueError, match="multiple"):
+        _rff.descend_rows(np.zeros((3, lanes + 1), np.float32),
+                          np.zeros((2, 2, lanes + 1), np.float32),
+                          np.zeros((rows, 2), np.float32), 1, 1)
+    with pytest.raises(ValueError, match="multiple"):
+        _rff.descend_rows(np.zeros((3, lanes), np.float32), np.zeros((2, 2, lanes), np.float32),
+                          np.zeros((rows + 1, 2), np.float32), 1, 1)
+    with pytest.raises(ValueError, match="out"):
+        _rff.features(np.zeros((3, 4)), np.zeros((3, 7)))
