@@ -418,10 +418,12 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
                          "the weights, each at most nu, must sum to 1")
     check.positive_finite("tol", tol, owner)
     step = max(64, 2 * math.ceil(1.0 / nu) + 32)  # rows added per round
-    # small sets are solved whole (one exact solve is cheaper than several rounds); else
-    # the first working set has the lowest scores against the centre of beta = 1/n
-    W = np.argpartition(A @ A.mean(axis=0), step - 1)[:step] if n > 448 else np.arange(n)
-    PW = A[W]
+    # small sets, and sets no larger than one round's rows (a small nu), are solved whole
+    # (one exact solve is cheaper than several rounds); else the first working set has
+    # the lowest scores against the centre of beta = 1/n
+    W = (np.argpartition(A @ A.mean(axis=0), step - 1)[:step] if n > max(448, step)
+         else np.arange(n))
+    PW = A if W.size == n else A[W]
     G = PW @ PW.T
     warm = _Warm.cold(W.size, np.empty((A.shape[1] + 2, A.shape[1] + 2)))
     gap = math.inf

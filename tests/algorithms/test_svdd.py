@@ -337,3 +337,18 @@ def test_kkt_solve_agrees_with_least_squares_when_regular_and_when_singular():
         assert np.allclose(K @ got, K @ expected, atol=1e-8)
         if k == 6:
             assert np.allclose(got, expected, atol=1e-8)
+
+
+@pytest.mark.parametrize("nu", [1 / 500, 0.003])
+def test_a_small_nu_on_more_than_448_rows_is_solved_whole(nu):
+    """nu so small that one round's rows (2 ceil(1/nu) + 32) outnumber the data: the
+    first working set is every row (it asked numpy for more rows than there were). At
+    nu = 1/n every weight sits at the cap."""
+    X = np.random.default_rng(4).normal(size=(500, 3))
+    Phi = RandomFourierFeatures(40, 1.0, random_state=0).fit_transform(X)
+    sol = svdd_centre(Phi, nu)
+    assert sol.gap <= 1e-8
+    assert sol.beta.sum() == pytest.approx(1.0)
+    assert sol.beta.max() <= nu * (1 + 1e-9)
+    if nu == 1 / 500:
+        assert np.allclose(sol.beta, nu)
