@@ -81,6 +81,7 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
 from . import _rff
+from ._inputs import fit_inputs, predict_inputs
 from .random_features import RandomFourierFeatures
 from .svdd import accounted, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
 
@@ -181,15 +182,6 @@ def _unique_rows(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np
         _, first, inverse = np.unique(_row_values(keys), return_index=True,
                                       return_inverse=True)
     return keys[first], inverse.reshape(-1)
-
-
-def _plain_rows(X: Any) -> bool:
-    """True when scikit-learn's ``check_array(X, dtype=np.float64)`` would return X itself:
-    a float64 ndarray (not a subclass), 2-D, with at least one row and one column, all
-    finite (a finite sum implies finite entries; an overflowing sum only sends X down the
-    full check)."""
-    return (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
-            and X.shape[0] > 0 and X.shape[1] > 0 and bool(np.isfinite(X.sum())))
 
 
 class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -364,22 +356,8 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         return np.round(ends / self.ep_tol).astype(np.int64)
 
     def fit(self, X: Any, y: Any) -> EquilibriumPointClassifier:
-        from sklearn.utils.multiclass import check_classification_targets
-        from sklearn.utils.validation import validate_data
-
         relation = self._validate()
-        if (_plain_rows(X) and type(y) is np.ndarray and y.ndim == 1 and y.dtype.kind in "iu"
-                and y.shape[0] == X.shape[0]):
-            # what check_X_y would return unchanged, and integer labels, which
-            # check_classification_targets always accepts ("binary" or "multiclass"):
-            # only the feature names and n_features_in_ remain to be set, and a plain
-            # ndarray has no feature names
-            self.n_features_in_ = X.shape[1]
-            if hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64)
-            check_classification_targets(y)
+        X, y = fit_inputs(self, X, y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         codes = codes.reshape(-1)
         c = self.classes_.size
@@ -439,17 +417,11 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         return self.cells_, self.cell_labels_
 
     def predict(self, X: Any) -> NDArray[Any]:
-        from sklearn.utils.validation import check_is_fitted, validate_data
+        from sklearn.utils.validation import check_is_fitted
 
         if not hasattr(self, "plan_"):  # set last by fit
             check_is_fitted(self)
-        if _plain_rows(X):  # check_array would return X itself
-            if (hasattr(self, "feature_names_in_")
-                    or X.shape[1] != getattr(self, "n_features_in_", None)):
-                # scikit-learn's warning or error; otherwise its check has nothing to do
-                validate_data(self, X, reset=False, skip_check_array=True)
-        else:
-            X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = predict_inputs(self, X)
         points, labels = self._reference()
         if points.shape[0] == 0:  # nothing released: a constant (data-independent) answer
             return np.full(X.shape[0], self.classes_[0])

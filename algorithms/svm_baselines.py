@@ -46,6 +46,7 @@ from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Repeat
 
+from ._inputs import fit_inputs
 from .random_features import RandomFourierFeatures
 from .svdd import accounted
 
@@ -57,22 +58,26 @@ R = Neighbouring.REPLACE_ONE
 
 def _liblinear_hinge(Phi: NDArray[np.float64], labels: NDArray[Any], nu: float
                      ) -> NDArray[np.float64]:
-    """liblinear's dual coordinate descent (Hsieh et al. 2008) through scikit-learn's
-    ``LinearSVC``: hinge loss, C = nu, no bias, tolerance 1e-6. The inputs are already
-    validated features, so scikit-learn's finiteness and parameter checks are skipped
-    (a third of the time of a fit on a small set)."""
+    """liblinear's dual coordinate descent (Hsieh et al. 2008) as scikit-learn's
+    ``LinearSVC(loss="hinge", C=nu, fit_intercept=False, dual=True, tol=1e-6)`` runs it,
+    through the solver function its ``fit`` calls (``sklearn.svm._base._fit_liblinear``):
+    the inputs are already validated features, and ``LinearSVC.fit``'s re-validation and
+    target-type inference took a third of a fit on a small set. The coordinate order's
+    seed is fixed (0), so a fit is reproducible; it is public randomness, drawn
+    independently of the data."""
     import warnings
 
     import sklearn
-    from sklearn.svm import LinearSVC
+    from sklearn.svm._base import _fit_liblinear
 
-    model = LinearSVC(loss="hinge", C=nu, fit_intercept=False, dual=True, tol=1e-6,
-                      max_iter=20_000)
     with warnings.catch_warnings(), sklearn.config_context(
             assume_finite=True, skip_parameter_validation=True):
         warnings.simplefilter("ignore")
-        model.fit(Phi, labels)
-    W: NDArray[np.float64] = model.coef_.astype(np.float64)
+        coef, _, _ = _fit_liblinear(
+            Phi, labels, C=nu, fit_intercept=False, intercept_scaling=1.0,
+            class_weight=None, penalty="l2", dual=True, verbose=0, max_iter=20_000,
+            tol=1e-6, random_state=0, multi_class="ovr", loss="hinge")
+    W: NDArray[np.float64] = np.asarray(coef, dtype=np.float64)
     return W
 
 
@@ -109,12 +114,8 @@ class _OvR(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         check.positive_int("n_components", self.n_components, owner)
 
     def _fit_weights(self, X: Any, y: Any) -> NDArray[np.float64]:
-        from sklearn.utils.multiclass import check_classification_targets
-        from sklearn.utils.validation import validate_data
-
         self._check()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X, y = fit_inputs(self, X, y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise check.fail("y", f"{self.classes_.size} class", "at least 2 classes",

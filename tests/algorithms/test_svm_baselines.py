@@ -124,3 +124,24 @@ def test_semi_refit_is_the_minimum_norm_least_squares_fit_of_the_released_values
     assert np.allclose(PZ @ clf.coef_.T, PZ @ W.T, atol=1e-3)
     reference = np.linalg.lstsq(PZ, PZ @ clf.coef_.T, rcond=None)[0].T
     assert np.allclose(clf.coef_, reference, atol=1e-9)
+
+
+def test_liblinear_solve_is_linear_svc_and_reproducible():
+    """The direct call to liblinear's solver gives scikit-learn's LinearSVC answer (same
+    problem, same tolerance) and, with its coordinate order's seed fixed, the same
+    weights on every call; the fitted classifier is reproducible from random_state."""
+    from sklearn.svm import LinearSVC
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=150) > 0).astype(int) + (X[:, 1] > 1)
+    P = RandomFourierFeatures(60, 0.5, random_state=0).fit_transform(X)
+    W = hinge_svm_ovr(P, y, 0.05)
+    ref = LinearSVC(loss="hinge", C=0.05, fit_intercept=False, tol=1e-10,
+                    max_iter=200_000).fit(P, y).coef_
+    assert W.shape == ref.shape == (3, 60)
+    assert np.abs(W - ref).max() < 1e-4
+    assert np.array_equal(W, hinge_svm_ovr(P, y, 0.05))
+    a = SVMWeightClassifier(epsilon=1.0, n_components=60, random_state=3).fit(X, y)
+    b = SVMWeightClassifier(epsilon=1.0, n_components=60, random_state=3).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_)
