@@ -124,29 +124,45 @@ def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
     ``x <- x - 2 lr sqrt(2/F) sum_j rho_j sin(<w_j, x> - theta_j) w_j``: one sine per
     frequency and row, two products with the frequencies.
     """
-    rows = np.asarray(X, dtype=np.float64)
-    n, d = rows.shape
-    W = np.asarray(features.frequencies_, dtype=np.float64)
-    half = W.shape[0]
-    a = np.asarray(centre, dtype=np.float64)
-    c, s = a[:half], a[half:]
-    rho, theta = np.hypot(c, s), np.arctan2(s, c)
-    scale = 2.0 * math.sqrt(2.0 / (2 * half))
-    # zero frequencies pad to the kernel's vector width: sin(0) times a zero step adds
-    # exactly nothing; zero rows pad to its block of rows and are discarded
-    width = -(-half // _rff.lanes) * _rff.lanes
-    phase = np.zeros((d + 1, width), dtype=np.float32)  # [W^T; -theta]
-    phase[:d, :half] = W.T
-    phase[d, :half] = -theta
-    step = (-scale * rho)[None, :] * W.T  # -(2 sqrt(2/F)) rho_j w_j, by coordinate
-    steps = np.zeros((2, d, width), dtype=np.float32)
-    steps[0, :, :half] = np.float32(learning_rate) * step.astype(np.float32)
-    steps[1, :, :half] = np.float32(learning_rate * decay) * step.astype(np.float32)
-    x = np.zeros((-(-n // _rff.rows) * _rff.rows, d), dtype=np.float32)
-    x[:n] = rows
-    _rff.descend_rows(phase, steps, x, n_iter, math.floor(decay_at * n_iter))
-    ends: NDArray[np.float64] = x[:n].astype(np.float64)
-    return ends
+    return _Descent(features, centre, learning_rate, n_iter, decay_at, decay)(X)
+
+
+class _Descent:
+    """:func:`descend` for one support function: its phases and steps, computed once, then
+    ``_Descent(...)(X)`` runs the dynamics from the rows of X (a fitted classifier keeps
+    one for ``predict``)."""
+
+    def __init__(self, features: RandomFourierFeatures, centre: NDArray[np.float64],
+                 learning_rate: float, n_iter: int, decay_at: float = 0.8,
+                 decay: float = 0.2) -> None:
+        W = np.asarray(features.frequencies_, dtype=np.float64)
+        half, d = W.shape
+        a = np.asarray(centre, dtype=np.float64)
+        c, s = a[:half], a[half:]
+        rho, theta = np.hypot(c, s), np.arctan2(s, c)
+        scale = 2.0 * math.sqrt(2.0 / (2 * half))
+        # zero frequencies pad to the kernel's vector width: sin(0) times a zero step
+        # adds exactly nothing
+        width = -(-half // _rff.lanes) * _rff.lanes
+        self.phase = np.zeros((d + 1, width), dtype=np.float32)  # [W^T; -theta]
+        self.phase[:d, :half] = W.T
+        self.phase[d, :half] = -theta
+        step = (-scale * rho)[None, :] * W.T  # -(2 sqrt(2/F)) rho_j w_j, by coordinate
+        self.steps = np.zeros((2, d, width), dtype=np.float32)
+        self.steps[0, :, :half] = np.float32(learning_rate) * step.astype(np.float32)
+        self.steps[1, :, :half] = np.float32(learning_rate * decay) * step.astype(np.float32)
+        self.n_iter = int(n_iter)
+        self.decay_from = math.floor(decay_at * n_iter)
+
+    def __call__(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        rows = np.asarray(X, dtype=np.float64)
+        n, d = rows.shape
+        # zero rows pad to the kernel's block of rows and are discarded
+        x = np.zeros((-(-n // _rff.rows) * _rff.rows, d), dtype=np.float32)
+        x[:n] = rows
+        _rff.descend_rows(self.phase, self.steps, x, self.n_iter, self.decay_from)
+        ends: NDArray[np.float64] = x[:n].astype(np.float64)
+        return ends
 
 
 def _cubes(points: NDArray[np.float64], r: float) -> NDArray[np.int64]:
@@ -167,21 +183,26 @@ def _row_values(keys: NDArray[np.int64]) -> NDArray[np.void]:
 
 def _unique_rows(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
     """``np.unique(keys, axis=0, return_inverse=True)`` (the same rows in the same,
-    lexicographic, order), a few times faster: one sort of one integer per row (the row
-    in mixed radix, first column most significant) when the columns' ranges allow it,
-    else of :func:`_row_values`."""
+    lexicographic, order), a few times faster: one stable sort of one integer per row
+    (the row in mixed radix, first column most significant) when the columns' ranges
+    allow it, else of :func:`_row_values`."""
     if keys.shape[0] == 0:
         return keys, np.zeros(0, dtype=np.intp)
     low, high = keys.min(axis=0), keys.max(axis=0)
     spans = [int(h) - int(lo) + 1 for lo, h in zip(low.tolist(), high.tolist(), strict=True)]
     if math.prod(spans) < 2**62:
         strides = [math.prod(spans[j + 1:]) for j in range(len(spans))]
-        code = (keys - low) @ np.array(strides, dtype=np.int64)  # exact: below 2^62
-        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        code: NDArray[Any] = (keys - low) @ np.array(strides, dtype=np.int64)  # below 2^62
     else:
-        _, first, inverse = np.unique(_row_values(keys), return_index=True,
-                                      return_inverse=True)
-    return keys[first], inverse.reshape(-1)
+        code = _row_values(keys)
+    order = np.argsort(code, kind="stable")
+    ranked = code[order]
+    first = np.empty(ranked.size, dtype=bool)  # the first row of each distinct value
+    first[0] = True
+    first[1:] = ranked[1:] != ranked[:-1]
+    inverse = np.empty(ranked.size, dtype=np.intp)
+    inverse[order] = np.cumsum(first) - 1
+    return keys[order[first]], inverse
 
 
 class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -370,7 +391,8 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         with Ledger() as ledger:
             noisy = block.release(solution.centre, rng=rng)  # type: ignore[union-attr]
             centre = clip_to_ball(noisy, 1.0) if self.clip_centre else noisy
-            ends = descend(self.features_, centre, X, self.learning_rate, self.n_iter)
+            self._descent = _Descent(self.features_, centre, self.learning_rate, self.n_iter)
+            ends = self._descent(X)
             uniq, cell_of = _unique_rows(self._cell_keys(ends))
             votes = np.bincount(cell_of * c + codes, minlength=uniq.shape[0] * c).reshape(-1, c)
             if self.mode == "private":
@@ -426,7 +448,7 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         if points.shape[0] == 0:  # nothing released: a constant (data-independent) answer
             return np.full(X.shape[0], self.classes_[0])
         if self.release == "support":
-            ends = descend(self.features_, self.centre_, X, self.learning_rate, self.n_iter)
+            ends = self._descent(X)
             # cell_keys_ are sorted (the order of _unique_rows, kept by fit's masks), so the
             # cell of each end point is found by binary search on the rows' byte values
             table = _row_values(self.cell_keys_)
