@@ -15,8 +15,9 @@ and its factor (a previous solve's), which the working-set rounds of the SVDD so
 A variable whose column is (numerically) in the span of the passive columns is not
 admitted (its pivot ``d^2 <= reject H_jj``), as in Lawson and Hanson's own test; the
 caller certifies the answer (a duality gap) and has a fallback. The two vector kernels
-(``_hull_simd.h``) are compiled for AVX2 and for the x86-64 baseline and chosen at load
-time, so one portable build runs at the machine's width.
+(``_hull_simd.h``) are compiled for AVX-512, for AVX2 with FMA and for the x86-64
+baseline and chosen at load time (``_simd.h``), so one portable build runs at the
+machine's width.
 """
 
 from libc.math cimport sqrt, hypot

@@ -1,16 +1,9 @@
-/* The two vector kernels of _hull.pyx, compiled three times by GCC and clang (x86-64-v4:
- * AVX-512; x86-64-v3: AVX2 and FMA; the x86-64 baseline) and chosen at load time by the
- * CPU (function multi-versioning), so one portable build runs at the width of the
- * machine. Elsewhere: plain C. */
+/* The two vector kernels of _hull.pyx, cloned for each vector width (_simd.h). */
 #ifndef PRIVKIT_HULL_SIMD_H
 #define PRIVKIT_HULL_SIMD_H
 #include <stddef.h>
 
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
-#define PK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PK_CLONES
-#endif
+#include "_simd.h"
 
 /* 8 doubles: one AVX-512 register, two AVX2 ones, four SSE2 ones */
 typedef double pk_v8 __attribute__((vector_size(64), aligned(8)));

@@ -1,10 +1,8 @@
 /* The vector kernels of _rff.pyx: the random Fourier feature map (Park 2022, eq. 4.5) and
  * the gradient flow of the support function on it (eq. 5.2).
  *
- * Written with GCC/clang vector extensions on 16 floats, and compiled three times
- * (x86-64-v4: AVX-512; x86-64-v3: AVX2 and FMA; the x86-64 baseline), the CPU choosing
- * one at load time (function multi-versioning), so one portable build runs at the width
- * of the machine. Every operation on a row's values is lane-wise or a reduction within
+ * Written with GCC/clang vector extensions on 16 floats, and cloned for each vector
+ * width (_simd.h). Every operation on a row's values is lane-wise or a reduction within
  * that row in a fixed order: a row's result never depends on the other rows it is
  * computed with, bit for bit, which the private mode's stability histogram needs. */
 #ifndef PRIVKIT_RFF_SIMD_H
@@ -13,12 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
-#define PK_RFF_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PK_RFF_CLONES
-#endif
+#include "_simd.h"
 
 /* inlined into each clone, so compiled at its width */
 #define PK_INLINE static inline __attribute__((always_inline))
@@ -86,7 +79,7 @@ PK_INLINE float pk_hsum(pk_vf v)
  *   h a multiple of PK_LANES (zero-padded);
  *   work: 2 PK_ROWS h floats.
  * A row whose phases leave [-1e5, 1e5] in a step takes libm's sinf for that step. */
-PK_RFF_CLONES static void pk_descend(const float *restrict phase,
+PK_CLONES static void pk_descend(const float *restrict phase,
                                      const float *restrict steps, float *restrict x,
                                      ptrdiff_t n, ptrdiff_t d, ptrdiff_t h, long n_iter,
                                      long decay_from, float *restrict work)
@@ -145,7 +138,7 @@ PK_RFF_CLONES static void pk_descend(const float *restrict phase,
  * proj (n x h): p reduced to [-pi, pi] in double, the trigonometry in float (pk_sincos),
  * the norm and the division in double. A row with a projection beyond 2^50 in absolute
  * value (or not finite) takes libm's double cos and sin instead. */
-PK_RFF_CLONES static void pk_features(const double *restrict proj, double *restrict out,
+PK_CLONES static void pk_features(const double *restrict proj, double *restrict out,
                                       ptrdiff_t n, ptrdiff_t h)
 {
     const double inv_two_pi = 0.15915494309189535, two_pi = 6.283185307179586;

@@ -84,7 +84,8 @@ def _liblinear_hinge(Phi: NDArray[np.float64], labels: NDArray[Any], nu: float
 def hinge_svm(Phi: NDArray[np.float64], signs: NDArray[np.float64], nu: float
               ) -> NDArray[np.float64]:
     """``argmin_w 1/2 ||w||^2 + nu sum_i hinge(y_i w . phi_i)`` (no bias), by liblinear's
-    dual coordinate descent (Hsieh et al. 2008) through scikit-learn's ``LinearSVC``."""
+    dual coordinate descent (Hsieh et al. 2008) as scikit-learn's ``LinearSVC`` runs it
+    (:func:`_liblinear_hinge`)."""
     w: NDArray[np.float64] = _liblinear_hinge(Phi, signs, nu).ravel()
     return w
 
