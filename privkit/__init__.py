@@ -82,7 +82,7 @@ from privkit.guarantees import (
     LaplaceDP,
     PureDP,
 )
-from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, record
+from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, carry_context, record
 from privkit.mechanism import AdditiveMechanism, Mechanism, WorstCase, registered_mechanisms
 from privkit.neighbouring import AddRemove, Neighbouring, Norm, ReplaceOne, Sensitivity
 from privkit.plan import (
@@ -159,6 +159,7 @@ __all__ = [
     "__version__",
     "as_generator",
     "available_accountants",
+    "carry_context",
     "get_accountant",
     "load_plan",
     "plan_from_spec",
