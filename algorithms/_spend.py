@@ -15,15 +15,22 @@ from typing import Any
 from privkit import _validation as check
 from privkit.filter import BudgetFilter
 from privkit.plan import Block
+from privkit.shared_filter import SharedBudgetFilter
 
 __all__ = ["charge"]
 
 
-def charge(estimator: Any, block: Block, budget_filter: Any) -> None:
+def charge(estimator: Any, block: Block, budget_filter: Any, *,
+           delta: float | None = None) -> None:
     """Spend ``block`` on ``budget_filter`` (if given) before any noise is drawn; a block
     that does not fit raises :class:`~privkit.errors.BudgetExceededError` with nothing run.
+
+    ``budget_filter`` is a :class:`~privkit.BudgetFilter` or a
+    :class:`~privkit.SharedBudgetFilter`; ``delta`` is passed to its ``spend`` (the delta a
+    block without a pure-DP guarantee uses under the basic rule).
     """
     if budget_filter is None:
         return
-    check.instance("budget_filter", budget_filter, BudgetFilter, type(estimator).__name__)
-    budget_filter.spend(block)
+    check.instance("budget_filter", budget_filter, (BudgetFilter, SharedBudgetFilter),
+                   type(estimator).__name__)
+    budget_filter.spend(block, delta=delta)

@@ -100,6 +100,7 @@ from privkit.plan import (
 from privkit.plan_spec import load_plan, plan_from_spec, plan_to_spec
 from privkit.pld import PLDGuarantee
 from privkit.rng import as_generator, secure_generator
+from privkit.shared_filter import SharedBudgetFilter
 
 __version__ = "0.2.0"
 
@@ -153,6 +154,7 @@ __all__ = [
     "SampleWithoutReplacement",
     "Sensitivity",
     "Sequential",
+    "SharedBudgetFilter",
     "UnsupportedPlanError",
     "WorstCase",
     "ZCDPAccountant",
