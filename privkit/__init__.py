@@ -69,6 +69,7 @@ from privkit.errors import (
     LooseBoundWarning,
     PrivacyLeakWarning,
     PrivkitError,
+    UnaccountedSpendWarning,
     UnsupportedPlanError,
 )
 from privkit.filter import Budget, BudgetFilter, FilterEntry
@@ -155,6 +156,7 @@ __all__ = [
     "Sensitivity",
     "Sequential",
     "SharedBudgetFilter",
+    "UnaccountedSpendWarning",
     "UnsupportedPlanError",
     "WorstCase",
     "ZCDPAccountant",
