@@ -145,7 +145,8 @@ class BudgetFilter:
         self._accountant = _filter_accountant(accountant)
         self._relation = None if relation is None else Neighbouring.parse(relation, owner=owner)
         self._limit = self._accountant.filter_limit(self._epsilon, self._delta)
-        self._entries: tuple[FilterEntry, ...] = ()
+        self._entries: list[FilterEntry] = []
+        self._history: tuple[FilterEntry, ...] = ()  # the entries as last read
         self._total: Any = None
         self._lock = threading.Lock()
         self._pid = _PID
@@ -172,7 +173,10 @@ class BudgetFilter:
     @property
     def history(self) -> tuple[FilterEntry, ...]:
         """Every accepted spend, in order."""
-        return self._entries
+        with self._lock:  # a spend appends in O(1); the tuple is rebuilt on read
+            if len(self._history) != len(self._entries):
+                self._history = tuple(self._entries)
+            return self._history
 
     @property
     def rho_limit(self) -> float | None:
@@ -255,7 +259,7 @@ class BudgetFilter:
                     f"cannot spend a {block.relation.name} block in a "
                     f"{self._relation.name} filter"
                 )
-            self._entries = (*self._entries, entry)
+            self._entries.append(entry)
             self._total = total
         return entry
 
