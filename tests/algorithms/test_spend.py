@@ -148,6 +148,7 @@ def test_with_two_jobs_the_parent_hears_of_the_search_at_refit():
     assert "up to epsilon=7, delta=0" in messages[0]
 
 
+@pytest.mark.slow
 def test_with_two_jobs_each_worker_prints_its_warning_on_the_shared_stderr():
     """cross_val_score(n_jobs=2) runs no privkit code in the parent: the fits warn in the
     loky workers, whose standard error is the parent's, so a user running a script sees

@@ -44,7 +44,9 @@ def in_pool(kind, function, argument_lists):
     return Parallel(n_jobs=4, backend="loky")(delayed(function)(*a) for a in argument_lists)
 
 
-KINDS = ["fork", "spawn", "executor", "loky"]
+#: spawn and loky start fresh interpreters (seconds each on a loaded machine): slow tier.
+KINDS = ["fork", "executor", pytest.param("spawn", marks=pytest.mark.slow),
+         pytest.param("loky", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -238,6 +240,7 @@ def test_a_plain_filter_given_to_parallel_workers_is_refused_with_the_way_out():
     assert budget.history == ()
 
 
+@pytest.mark.slow
 def test_cross_validation_with_two_jobs_records_every_fit():
     """cross_val_score(n_jobs=2, params={"budget_filter": shared}) charges each of its 4
     fits."""
