@@ -23,7 +23,10 @@ search's own ``fit``; :func:`charge` looks for those callers on the call stack, 
 anywhere else never warns, nor does a fit that another privkit estimator makes of its own
 candidates (which that estimator accounts for). The count is read from what scikit-learn
 passes those callers; where it is not there, the message says the count is unknown rather
-than guess.
+than guess. Whether the warning fires depends on the call stack only, never on the data,
+and its numbers are the estimator's ``epsilon`` and ``delta`` and the search's own size,
+which the search already publishes to the same caller (``n_splits_``, one ``cv_results_``
+column per split; a splitter such as ``LeaveOneOut`` makes that size the row count).
 
 Where the warning appears. scikit-learn 1.9 hands the parent's warning filters to its
 joblib workers but does not send the workers' warnings back, so with ``n_jobs > 1`` a fit
