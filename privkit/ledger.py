@@ -9,8 +9,8 @@ others. Concurrent tasks that each open their own ledger stay apart, and a relea
 unrelated thread is recorded in none of them. A new thread starts with an empty context,
 so work handed to a thread or a thread pool from inside ``with Ledger()`` is recorded
 only if it runs in a copy of the context that opened the ledger:
-:func:`carry_context` wraps a function so that it does (``asyncio.to_thread`` and
-``loop.run_in_executor`` copy it already). Ledgers may be closed in any order; a closed
+:func:`carry_context` wraps a function so that it does (``asyncio.to_thread`` copies it
+already; ``loop.run_in_executor`` does not). Ledgers may be closed in any order; a closed
 ledger records nothing more.
 
 An algorithm declares a :mod:`plan <privkit.plan>` before it touches the data; its
@@ -227,7 +227,8 @@ def carry_context(function: Callable[_P, _R]) -> Callable[_P, _R]:
     releases it makes are recorded in the ledgers open here (and the values of every
     other context variable are those of here). Each call runs in a fresh copy of the
     context current when ``carry_context`` was called, so concurrent calls never share
-    one and a ledger opened inside the function stays its own.
+    one and a ledger opened inside the function stays its own. For threads only: a
+    worker process shares no ledger with its parent (and the wrapper does not pickle).
 
     Examples
     --------
