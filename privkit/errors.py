@@ -17,6 +17,7 @@ __all__ = [
     "LooseBoundWarning",
     "PrivacyLeakWarning",
     "PrivkitError",
+    "UnaccountedSpendWarning",
     "UnsupportedPlanError",
 ]
 
@@ -78,4 +79,14 @@ class LooseBoundWarning(UserWarning):
     """A number is a valid bound but known to be loose, or an approximation, not a bound.
 
     .. versionadded:: 0.1.0
+    """
+
+
+class UnaccountedSpendWarning(UserWarning):
+    """Privacy was spent where no budget filter counts it and the count is easy to lose:
+    a privkit estimator fitted, without ``budget_filter``, many times on the same data by
+    a scikit-learn search or cross-validation. Each fit spends its whole budget and each
+    fitted model reports one fit; the message gives the number of fits and their total.
+
+    .. versionadded:: 0.3.0
     """
