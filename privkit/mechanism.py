@@ -377,7 +377,7 @@ class AdditiveMechanism(Mechanism):
         # narrower when the noise is fine: algorithms simulate such noise on purpose).
         if options.get("integer_valued", False):
             _grid_module().check_integers(value, f"{type(self).__name__}.simulate")
-        clamped = np.clip(value, -FLOAT_BOUND, FLOAT_BOUND)
+        clamped: NDArray[np.float64] = np.clip(value, -FLOAT_BOUND, FLOAT_BOUND)
         noise = self._standard_noise(value.ndim)(rng, shape + value.shape)
         return clamped + self.noise_scale * noise
 
