@@ -3,7 +3,10 @@
 Errors caused by the caller (a bad argument, a spend over budget, plans that cannot be
 composed) are kept apart from internal failures: every class here is raised because of
 something the caller can change, and its message says what was wrong, the value received
-and what is allowed.
+and what is allowed; except that a private value (the data, a query answer, anything
+computed from them: their entries, shapes or counts) is never shown, only what was
+allowed (:func:`privkit._validation.private_fail`, issue 22): a message is part of what a
+caller receives, and whether an error is raised depends on public things only.
 
 .. versionadded:: 0.1.0
 """
