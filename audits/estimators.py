@@ -31,7 +31,7 @@ from privkit.audits.transcript import TranscriptResult, audit_channels, threat_m
 
 __all__ = ["CLI_FITS", "CLI_MAX_FITS", "CLI_SELECTION", "EXEMPT", "case_builders",
            "cli_selection", "estimators", "fits_to_certify", "has_case", "label_modes",
-           "register_estimator", "requires_case", "run_estimator"]
+           "register_estimator", "requires_case", "run_estimator", "uncovered"]
 
 #: Measured fits per side of each channel in ``privkit audit``'s transcript tier. A part
 #: that differs on every fit then certifies ``log(0.8332 / 0.1668) = 1.61`` with six
@@ -106,6 +106,16 @@ def estimators() -> dict[str, type]:
         if isinstance(obj, type) and has_case(obj):
             found[name] = obj
     return {**found, **_REGISTERED}
+
+
+def uncovered() -> list[str]:
+    """The exported classes of :mod:`privkit.algorithms` that fit to data and have no
+    transcript case of their own, and no exemption (imports scikit-learn)."""
+    import privkit.algorithms as algorithms
+
+    return sorted(name for name in algorithms.__all__
+                  if isinstance(cls := getattr(algorithms, name), type)
+                  and requires_case(cls) and not has_case(cls) and name not in EXEMPT)
 
 
 def label_modes(cls: type) -> tuple[bool, ...]:

@@ -303,7 +303,7 @@ class TranscriptResult(AuditResult):
     classes_declared: bool | None = None
     #: Whose claim: "privkit" (a violation is a bug) or "paper" (see TranscriptCase).
     claim: str = "privkit"
-    seconds_per_fit: float = 0.0
+    seconds_per_fit: float = attrs.field(default=0.0, eq=False)
     #: How many channels the result stands for (one, or all of a case's in the rows of
     #: ``privkit audit``, :func:`privkit.audits.estimators.run_estimator`).
     channels: int = 1
