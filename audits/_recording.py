@@ -271,7 +271,7 @@ def record_transcript(estimator: Any, X: Any, y: Any = None, *, probes: Any = No
             else:
                 estimator.fit(X, y, **(fit_params or {}))
         except Exception as exc:  # every failure is part of the transcript
-            parts.append(Part(name="fit raised", token=_exception_token(exc), values=_EMPTY))
+            parts.append(Part(name="fit", token=_exception_token(exc), values=_EMPTY))
         classifier = _has(estimator, "classes_")
         for name in public_attributes(estimator):
             try:

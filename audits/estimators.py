@@ -20,7 +20,6 @@ test each) runs in the test suite, ``tests/audits/test_transcript_estimators.py`
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import attrs
@@ -119,13 +118,13 @@ def uncovered() -> list[str]:
 
 
 def label_modes(cls: type) -> tuple[bool, ...]:
-    """``(True, False)`` (classes declared, learnt) for a classifier, which takes a
-    ``classes`` parameter; ``(True,)`` otherwise (the flag is then ignored)."""
-    try:
-        parameters = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return (True,)
-    return (True, False) if "classes" in parameters else (True,)
+    """``(True, False)`` (classes declared, learnt) for a classifier, whose case's
+    estimator takes a ``classes`` parameter; ``(True,)`` otherwise (the flag is then
+    ignored)."""
+    from privkit.audits.transcript import label_mode
+
+    case = cls.transcript_case(declare_classes=True)  # type: ignore[attr-defined]
+    return (True,) if label_mode(case.estimator) is None else (True, False)
 
 
 def case_builders(cls: type) -> dict[str, Any]:
@@ -167,11 +166,12 @@ def run_estimator(cls: type, *, fits: int = CLI_FITS, selection_fits: int = CLI_
 
     Every channel of the mode's case is audited with ``fits`` measured fits per side.
     A channel whose transcripts differed on every measured fit without certifying more
-    than the claim (too few fits to prove it) is audited again on fresh fits, as many as
-    make such a separation certify more than the claim (at most ``max_fits``; none if
-    more are needed). Each of these audits runs at confidence ``1 - (1 - confidence) /
-    (2 k)`` for k channels, so all of them hold together with probability
-    ``confidence`` (Bonferroni) and so does the largest bound, which the row reports.
+    than the claim (too few fits to prove it) is audited again on fresh fits: twice as
+    many as make such a separation certify more than the claim, at most ``max_fits``
+    (none if even ``max_fits`` could not). Each of these audits runs at confidence
+    ``1 - (1 - confidence) / (2 k)`` for k channels, so all of them hold together with
+    probability ``confidence`` (Bonferroni) and so does the largest bound, which the row
+    reports.
     """
     from privkit.audits.attacks import seed_root
 
@@ -185,7 +185,8 @@ def run_estimator(cls: type, *, fits: int = CLI_FITS, selection_fits: int = CLI_
         first, second = seed.spawn(2)
         results = audit_channels(case, fits=fits, selection_fits=selection_fits,
                                  confidence=each, rng=first)
-        more = fits_to_certify(case.epsilon, case.delta, each, max_fits)
+        needed = fits_to_certify(case.epsilon, case.delta, each, max_fits)
+        more = None if needed is None else min(max_fits, 2 * needed)
         again = [r.channel for r in results
                  if r.separated and r.verdict != "violation" and more is not None]
         if again and more is not None:

@@ -95,7 +95,7 @@ class TestRecordTranscript:
                     raise RuntimeError("outer") from exc
 
         t = record_transcript(Half(), X3, probes=X3)
-        assert t["fit raised"].token == ("raised", (("builtins.RuntimeError", "outer"),
+        assert t["fit"].token == ("raised", (("builtins.RuntimeError", "outer"),
                                                     ("builtins.KeyError", "'inner 42'")))
         assert t["started_"].token == ("bool", True)
         assert "predict(probes)" in t.names
