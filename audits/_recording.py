@@ -11,7 +11,8 @@ and a continuous half.
   the case names) on the probe points, or the exception it raises;
 * the exception ``fit`` raised, if any (type and message, with its chained causes);
 * the warnings emitted (category and message) and the log records that reached the root
-  logger (logger, level and message), in order.
+  logger (logger, level and message), in order, and the text printed to standard output
+  and standard error.
 
 Each part has a discrete token (names, types, shapes, dtypes, labels, integers, booleans,
 strings, exception and warning texts: a hashable value compared for equality) and a
@@ -25,12 +26,13 @@ are recorded by type only: they differ from fit to fit whatever the data.
 from __future__ import annotations
 
 import enum
+import io
 import logging
 import re
 import types
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import Any
 
 import attrs
@@ -263,7 +265,9 @@ def record_transcript(estimator: Any, X: Any, y: Any = None, *, probes: Any = No
     catching the exception could.
     """
     parts: list[Part] = []
-    with warnings.catch_warnings(record=True) as caught, _captured_logs() as logs:
+    printed = io.StringIO()
+    with (warnings.catch_warnings(record=True) as caught, _captured_logs() as logs,
+          redirect_stdout(printed), redirect_stderr(printed)):
         warnings.simplefilter("always")
         try:
             if y is None:
@@ -295,6 +299,7 @@ def record_transcript(estimator: Any, X: Any, y: Any = None, *, probes: Any = No
     parts.append(Part(name="warnings", values=_EMPTY, token=tuple(
         (_qualname(w.category), _scrub(str(w.message))) for w in caught)))
     parts.append(Part(name="log", token=tuple(logs.lines), values=_EMPTY))
+    parts.append(Part(name="printed", token=_scrub(printed.getvalue()), values=_EMPTY))
     return Transcript(parts=tuple(parts))
 
 

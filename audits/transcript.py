@@ -333,8 +333,11 @@ def _fresh(estimator: Any, seed: int, owner: str) -> Any:
 
 
 def _record(case: Any, data: tuple[Any, Any], seed: int, owner: str) -> Transcript:
-    X, y = data
-    return record_transcript(_fresh(case.estimator, seed, owner), X, y, probes=case.probes,
+    """One fit's transcript, on copies of the data and probes (a fit that changed its
+    input in place would otherwise change every later fit's)."""
+    X, y = (None if a is None else np.array(a, copy=True) for a in data)
+    probes = np.array(case.probes, copy=True)
+    return record_transcript(_fresh(case.estimator, seed, owner), X, y, probes=probes,
                              fit_params=case.fit_params, methods=case.methods,
                              random_state=seed)
 

@@ -64,7 +64,8 @@ class TestRecordTranscript:
         method and the warnings are parts; private attributes are not."""
         t = record_transcript(Spy(random_state=5), X3, probes=X3, random_state=5)
         assert set(t.names) == {"count_", "noise_", "name_", "rng_", "seed_", "nested_",
-                                "predict(probes)", "transform(probes)", "warnings", "log"}
+                                "predict(probes)", "transform(probes)", "warnings", "log",
+                                "printed"}
         assert t["count_"].token == ("int", 3)
         assert t["noise_"].values.size == 2
         assert t["transform(probes)"].token == (
@@ -119,6 +120,16 @@ class TestRecordTranscript:
             logging.disable(before[1])
         assert t["log"].token == (("privkit.test", "WARNING", "n = 3"),)
         assert (root.handlers[:], logging.lastResort) == (before[0], before[2])
+
+    def test_printed_text_is_recorded(self):
+        """What fit prints to standard output or error is a part, not printed."""
+
+        class Prints(Spy):
+            def fit(self, X, y=None):
+                print("rows:", len(X))
+                return self
+
+        assert record_transcript(Prints(), X3)["printed"].token == "rows: 3\n"
 
     def test_labels_are_discrete(self):
         """classes_ and a classifier's predictions are discrete even as floats."""
@@ -355,3 +366,38 @@ def test_a_pair_of_your_own():
     assert result.channel == "mine"
     assert result.separated
     assert "pair: mine: mine" in result.threat_model
+
+
+def test_each_fit_gets_its_own_copy_of_the_data():
+    """A fit that overwrites its input in place does not change what later fits see."""
+
+    class Overwrites(Spy):
+        def fit(self, X, y=None):
+            self.first_ = float(X[0, 0])
+            X[:] = -1.0
+            return self
+
+    case = __import__("attrs").evolve(PrivateCentroids.transcript_case(),
+                                      estimator=Overwrites())
+    result = audit_estimator(case, "record", fits=10, selection_fits=4, rng=0)
+    assert result.lower_bound == 0.0  # first_ is the same on every fit of each side
+
+
+def test_fits_to_certify_is_the_fewest_that_certify():
+    """fits_to_certify(eps) is the smallest n at which n of n against 0 of n certifies
+    more than eps (checked by brute force), or None beyond the cap; the CLI tier's first
+    stage certifies at most 1.48 on six channels, each at 1 - 0.05 / 12 (the closed form
+    log(q / (1 - q)), q = (0.05 / 24)^(1/30), quoted in privkit.audits.estimators)."""
+    from privkit.audits.estimators import CLI_FITS, fits_to_certify
+
+    for eps, delta, conf in ((1.0, 0.0, 0.95), (2.0, 1e-2, 1 - 0.05 / 12), (0.3, 1e-5, 0.9)):
+        n = fits_to_certify(eps, delta, conf, 400)
+        brute = next(k for k in range(1, 401) if float(epsilon_lower_bound(
+            k, k, 0, k, delta=delta, confidence=conf)) > eps)
+        assert n == brute
+    assert fits_to_certify(8.0, 0.0, 0.95, 400) is None
+    q = (0.05 / 24) ** (1 / CLI_FITS)
+    assert math.log(q / (1 - q)) == pytest.approx(1.48, abs=0.005)
+    assert float(epsilon_lower_bound(CLI_FITS, CLI_FITS, 0, CLI_FITS, delta=0.0,
+                                     confidence=1 - 0.05 / 12)) == pytest.approx(
+        math.log(q / (1 - q)))
