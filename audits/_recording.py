@@ -17,8 +17,9 @@ and a continuous half.
 Each part has a discrete token (names, types, shapes, dtypes, labels, integers, booleans,
 strings, exception and warning texts: a hashable value compared for equality) and a
 vector of its floating-point values. Memory addresses in texts (``at 0x7f...``) are
-masked, so are integers equal to the fit's own ``random_state``, and random generators
-are recorded by type only: they differ from fit to fit whatever the data.
+masked, so are integers equal to the fit's own ``random_state`` and the ``random_state``
+of nested objects (a sub-estimator seeded from the fit's generator), and random
+generators are recorded by type only: they differ from fit to fit whatever the data.
 
 .. versionadded:: 0.3.0
 """
@@ -185,7 +186,7 @@ class _Encoder:
             keys = [self.token(v, down, labels=True) for v in value]
             return (name, tuple(sorted(keys, key=repr)))
         if attrs.has(type(value)):
-            return (name, tuple((f.name, self.token(getattr(value, f.name), down))
+            return (name, tuple((f.name, self._field(f.name, getattr(value, f.name), down))
                                 for f in attrs.fields(type(value))))
         if hasattr(value, "__array__"):  # torch tensors, array-likes
             try:
@@ -196,8 +197,13 @@ class _Encoder:
                 return ("array-like", name, self._array(array, down, labels))
         fields = getattr(value, "__dict__", None)
         if isinstance(fields, dict):
-            return (name, tuple((k, self.token(v, down)) for k, v in fields.items()))
+            return (name, tuple((k, self._field(k, v, down)) for k, v in fields.items()))
         return ("repr", name, _scrub(repr(value))[:500])
+
+    def _field(self, name: str, value: Any, depth: int) -> Hashable:
+        """A nested object's field; a nested estimator's ``random_state`` (a seed drawn
+        from the fit's own generator) is masked like the fit's."""
+        return "random_state" if name == "random_state" else self.token(value, depth)
 
 
 def _exception_token(exc: BaseException) -> Hashable:

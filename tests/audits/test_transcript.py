@@ -83,6 +83,20 @@ class TestRecordTranscript:
         assert "0x?" in a["name_"].token[1]
         assert not np.array_equal(a.continuous, b.continuous)
 
+    def test_a_nested_random_state_is_masked(self):
+        """A sub-estimator seeded from the fit's generator has a random_state of its own
+        on every fit: masked, so the discrete half stays the same."""
+
+        class Nested(Spy):
+            def fit(self, X, y=None):
+                self.inner_ = Spy(random_state=int(np.random.default_rng(
+                    self.random_state).integers(2**31)))
+                return self
+
+        a, b = (record_transcript(Nested(random_state=s), X3, random_state=s) for s in (1, 2))
+        assert a["inner_"].token == b["inner_"].token
+        assert "random_state" in a["inner_"].token[1][0]
+
     def test_a_failed_fit_still_shows_what_it_left(self):
         """fit's exception (with its chained cause) is a part; attributes set before it
         and query methods are still read, as a caller catching it could."""
