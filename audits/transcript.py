@@ -120,10 +120,9 @@ class Layout:
 def table(first: Sequence[Transcript], second: Sequence[Transcript]
           ) -> tuple[NDArray[np.float64], NDArray[np.float64], Layout]:
     """The transcripts of both sides as rows of numbers (see the module docstring)."""
-    names: dict[str, None] = {}
-    for transcript in (*first, *second):
-        names.update(dict.fromkeys(transcript.names))
-    order = list(names)
+    # sorted names: the order of the candidates (and so the tie-breaking) then depends on
+    # which parts exist, not on which fit showed one first (a measured fit, perhaps)
+    order = sorted({name for transcript in (*first, *second) for name in transcript.names})
     widths = dict.fromkeys(order, 0)
     for transcript in (*first, *second):
         for part in transcript.parts:
@@ -227,7 +226,10 @@ class TranscriptParts(Distinguisher):
       screened to the 32 most different coordinates) of each part's floating-point
       values, and of all of them together.
 
-    Only parts that vary among the selection rows are candidates. As in
+    Only parts that vary among the selection rows are candidates, on the columns that
+    vary there: the table's layout is computed from every fit, but what a candidate reads
+    and in which order the candidates come (the parts' sorted names) depend on the
+    selection rows alone, so the rule is fixed before any measured fit is looked at. As in
     :class:`~privkit.audits.Best`, each is fitted on 3/4 of the selection rows, scored on
     the other 1/4, and the winner refitted on all of them. The score is the candidate's
     bound on the held-out rows projected to the measured size, then (where that is 0 for
@@ -258,10 +260,10 @@ class TranscriptParts(Distinguisher):
             if np.unique(pooled[:, j]).size > 1]
         varying: list[int] = []
         for label, start, width in self.layout.blocks:
-            columns = list(range(start, start + width))
-            if np.any(np.ptp(pooled[:, columns], axis=0) > 0):
+            columns = [c for c in range(start, start + width) if np.ptp(pooled[:, c]) > 0]
+            if columns:
                 varying += columns
-                inner = Threshold() if width == 1 else Projection()
+                inner = Threshold() if len(columns) == 1 else Projection()
                 found.append(_Columns(label, columns, inner))
         if len(varying) > 1:
             found.append(_Columns("every floating-point value", varying, Projection()))
