@@ -263,7 +263,7 @@ def transcripts() -> None:
                      f" ~{full:.0f} s")
     lines.append(f"full tier, every estimator above, projected: ~{full_total / 60:.1f} min "
                  "(one core)")
-    lines += ["", ("leaky toys on their channel: CLI tier (30 + 20 fits, 6 channels, "
+    lines += ["", ("leaky toys on their channel: CLI tier (20 + 10 fits, 6 channels, "
                    "Bonferroni, second stage) and one audit at 200 + 50 fits per side, 95%")]
     for name, cls in LEAKY.items():
         cli = run_estimator(cls, rng=np.random.SeedSequence([2026, 99]))

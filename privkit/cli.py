@@ -79,7 +79,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="also write the table as markdown to PATH")
     audit.add_argument("--transcript-fits", type=int, default=None, metavar="N",
                        help="measured fits per side of each channel in the transcript rows "
-                       "(at least 10; default 30, with 20 more that choose the rejection "
+                       "(at least 10; default 20, with 10 more that choose the rejection "
                        "set); their claims are their cases' own, not --epsilon")
 
     reproduce = commands.add_parser(

@@ -400,8 +400,8 @@ def test_each_fit_gets_its_own_copy_of_the_data():
 def test_fits_to_certify_is_the_fewest_that_certify():
     """fits_to_certify(eps) is the smallest n at which n of n against 0 of n certifies
     more than eps (checked by brute force), or None beyond the cap; the CLI tier's first
-    stage certifies at most 1.48 on six channels, each at 1 - 0.05 / 12 (the closed form
-    log(q / (1 - q)), q = (0.05 / 24)^(1/30), quoted in privkit.audits.estimators)."""
+    stage certifies at most 1.02 on six channels, each at 1 - 0.05 / 12 (the closed form
+    log(q / (1 - q)), q = (0.05 / 24)^(1/20), quoted in privkit.audits.estimators)."""
     from privkit.audits.estimators import CLI_FITS, fits_to_certify
 
     for eps, delta, conf in ((1.0, 0.0, 0.95), (2.0, 1e-2, 1 - 0.05 / 12), (0.3, 1e-5, 0.9)):
@@ -411,7 +411,7 @@ def test_fits_to_certify_is_the_fewest_that_certify():
         assert n == brute
     assert fits_to_certify(8.0, 0.0, 0.95, 400) is None
     q = (0.05 / 24) ** (1 / CLI_FITS)
-    assert math.log(q / (1 - q)) == pytest.approx(1.48, abs=0.005)
+    assert math.log(q / (1 - q)) == pytest.approx(1.02, abs=0.005)
     assert float(epsilon_lower_bound(CLI_FITS, CLI_FITS, 0, CLI_FITS, delta=0.0,
                                      confidence=1 - 0.05 / 12)) == pytest.approx(
         math.log(q / (1 - q)))

@@ -219,7 +219,7 @@ def test_audit_transcript_tier_prints_rows_threat_models_and_what_it_ran(toy_est
     assert ("the whole transcript: attributes, predictions on 8 probes, warnings, "
             "exceptions; pair: 6 channels (new_label, record, non_finite, at_bound, "
             "beyond_bound, worst_case), each at 0.9958") in out
-    assert "transcript tier: 2 rows, 30 + 20 fits per side of each channel, 1,200 fits" in out
+    assert "transcript tier: 2 rows, 20 + 10 fits per side of each channel, 720 fits" in out
     assert "[1/1] transcript:PrivateCentroids" in captured.err
 
 
