@@ -281,9 +281,11 @@ def _audit(args: argparse.Namespace) -> int:
     if results:
         print(report(results))
     if tier:
-        fits = sum(r.fits_run for r in tier)
-        print(f"\ntranscript tier: {len(tier)} rows, {tier[0].trials} + "
-              f"{tier[0].selection_trials} fits per side of each channel, {fits:,} fits in "
+        from privkit.audits.estimators import CLI_FITS, cli_selection
+
+        screen = args.transcript_fits or CLI_FITS
+        print(f"\ntranscript tier: {len(tier)} rows, {screen} + {cli_selection(screen)} fits "
+              f"per side of each channel, {sum(r.fits_run for r in tier):,} fits in "
               f"{tier_seconds:.1f} s")
     for r in results:
         if r.name in paper_claims:
