@@ -418,6 +418,16 @@ def audit_estimator(case: Any, channel: str | NeighbouringPair, *, fits: int = D
     TranscriptResult
         Against the case's claim ``(case.epsilon, case.delta)``; ``verdict`` is
         "violation" only when the lower bound exceeds it.
+
+    Examples
+    --------
+    A toy classifier that publishes ``classes_ = np.unique(y)``, on a record with a label
+    no other record has:
+
+    >>> from privkit.audits.leaky import UniqueLabels
+    >>> result = audit_estimator(UniqueLabels.transcript_case(), "new_label", rng=0)
+    >>> result.verdict, result.separated, round(result.lower_bound, 2)
+    ('violation', True, 3.97)
     """
     owner = "audit_estimator"
     check_case(case, owner)
