@@ -26,7 +26,7 @@ the estimator and bounds its epsilon from below on a neighbouring pair of datase
 
 A part that differs with certainty between the sides (``classes_ = np.unique(y)`` on a
 record with a new label, a refusal that depends on n) separates every measured fit: at
-200 fits per side and 95% that certifies ``log(0.9817 / 0.0183) = 3.98``.
+200 fits per side and 95% that certifies ``log(0.9817 / 0.0183) = 3.98`` (at delta 0).
 
 The pairs come from the estimator's :class:`~privkit.algorithms._audit_case.TranscriptCase`
 (:mod:`privkit.audits.channels`); :func:`audit_channels` runs every channel of a case.
