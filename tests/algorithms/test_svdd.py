@@ -5,14 +5,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import privkit.algorithms.svdd as svdd_module
-from privkit.algorithms.random_features import RandomFourierFeatures
-from privkit.algorithms.svdd import (
-    PrivateSVDD,
+import privkit.algorithms._svdd_dual as svdd_module
+from privkit.algorithms._svdd_dual import (
     _capped_min_norm,
     _kkt_solve,
     _project_capped_simplex,
     _Warm,
+)
+from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd import (
+    PrivateSVDD,
     accounted,
     audit_case,
     centre_sensitivity,
