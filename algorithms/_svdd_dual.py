@@ -341,8 +341,14 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
                 max_rounds: int = 30) -> SVDDSolution:
     """The SVDD centre (Park 2022 eq. 4.2-4.4; Tax, Duin 2004) for feature rows ``Phi``.
 
-    Solves ``min ||Phi^T beta||^2`` over ``0 <= beta <= nu, sum beta = 1`` (the dual 4.2
-    when every row has the same norm, as for random Fourier features). Each round scores
+    Solves ``min ||Phi^T beta||^2`` over ``0 <= beta <= nu, sum beta = min(1, n nu)``
+    (the dual 4.2 when every row has the same norm, as for random Fourier features).
+    With ``n nu <= 1`` the only feasible weights are ``beta = nu``: the centre is
+    ``nu sum_i phi_i`` (0 for no rows), exactly, with gap 0. That is the dual of the
+    primal 4.1 with ``R^2 >= 0`` when ``C = nu < 1/n`` (shrinking the radius to 0 costs
+    less than it saves), scaled so that the missing mass ``1 - n nu`` sits at the origin;
+    it keeps the centre's sensitivity ``2 nu`` for every n (see
+    :mod:`privkit.algorithms.svdd`), so no n is refused. Otherwise each round scores
     every row against the current centre (``O(n F)``), solves the problem restricted to
     a working set of the lowest-scoring rows exactly (:func:`_capped_min_norm`: an active
     set on the cap around Lawson and Hanson's non-negative least squares), and stops when
@@ -353,20 +359,22 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
     Raises
     ------
     InvalidParameterError
-        If ``n nu < 1`` (no feasible weights) or nu is not in (0, 1].
+        If nu is not in (0, 1], tol not positive, or Phi not 2-D (nothing about Phi's
+        values or its number of rows).
     RuntimeError
-        If the gap is not reached in ``max_rounds`` rounds.
+        If the gap is not reached in ``max_rounds`` rounds nor by a first-order solve on
+        every row (never seen; the message names no value of the data).
     """
     owner = "svdd_centre"
     A = np.asarray(Phi, dtype=np.float64)
-    if A.ndim != 2 or A.shape[0] < 1:
-        raise check.fail("Phi", f"an array of shape {A.shape}", "a non-empty 2-D array", owner)
+    if A.ndim != 2:
+        raise check.fail("Phi", f"a {A.ndim}-D array", "a 2-D array of feature rows", owner)
     nu = check_nu(nu, owner)
-    n = A.shape[0]
-    if n * nu < 1.0 - 1e-12:
-        raise check.fail("nu", nu, f"at least 1/n = {1.0 / n:.6g} (n = {n})", owner,
-                         "the weights, each at most nu, must sum to 1")
     check.positive_finite("tol", tol, owner)
+    n = A.shape[0]
+    if n * nu <= 1.0:
+        beta = np.full(n, nu)
+        return SVDDSolution(beta, A.T @ beta, 0.0, 0)
     step = max(64, 2 * math.ceil(1.0 / nu) + 32)  # rows added per round
     # small sets, and sets no larger than one round's rows (a small nu), are solved whole
     # (one exact solve is cheaper than several rounds); else the first working set has
@@ -411,5 +419,13 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
         G = grown
         W = np.concatenate([W[keep], new])
         warm = warm.restrict(keep, W.size)
-    raise RuntimeError(f"svdd_centre: duality gap {gap:.3g} > tol={tol:g} after "
-                       f"{max_rounds} rounds")
+    # not certified in max_rounds rounds: the first-order solve on every row
+    beta = _first_order(A, np.full(n, 1.0 / n), nu, tol, True)
+    centre = A.T @ beta
+    gap = _fw_gap(centre, A @ centre, nu)
+    if gap <= tol:
+        return SVDDSolution(beta, centre, gap, max_rounds + 1)
+    raise RuntimeError(f"svdd_centre: the duality gap did not reach tol={tol:g} in "
+                       f"{max_rounds} rounds nor by the first-order solve on every row; "
+                       "the centre is not certified within sqrt(2 tol) of the optimum, "
+                       "which the declared sensitivity needs")

@@ -19,23 +19,37 @@ Hanson's non-negative least squares inside an active set on the cap), and certif
 answer by the Frank-Wolfe duality gap:
 ``||a - a*||_2 <= sqrt(2 gap)``.
 
+Every n, including ``n nu < 1``. The constraints can be met only when ``n nu >= 1``;
+refusing the other datasets would reveal n, which is private under ADD_REMOVE. privkit
+solves, for every n, ``min ||sum_j beta_j phi_j||`` over ``0 <= beta_j <= nu,
+sum_j beta_j = min(1, n nu)``: the same problem when ``n nu >= 1``, and otherwise the
+single point ``beta = nu``, the centre ``nu sum_j phi_j`` (0 for no rows). It is the dual
+of the primal (4.1) with ``R^2 >= 0`` when ``C < 1/n``, where the radius shrinks to 0,
+with the mass ``1 - n nu`` that the rows cannot carry put at the origin.
+
 Sensitivity of the centre (privkit's proof; the thesis' Corollary 4.2 states the same L2
-bound). For either relation, with ``nu`` a public constant and ``n nu >= 1`` on both
-datasets, ``||a_D - a_D'||_2 <= 2 nu``. Proof: ``a_D`` minimises the 2-strongly convex
-``H_D(a) = ||a||^2 - 2 min_{p in RCH(D)} p . a``; the difference ``H_D - H_D'`` has
-(sub)gradient ``-2 (p_D(a) - p_D'(a))`` where ``p_D(a)`` puts weight nu on the lowest
-scores ``phi_i . a``; one changed record changes the weights by a signed combination whose
-coefficients sum in absolute value to at most ``2 nu``, so ``||p_D(a) - p_D'(a)|| <= 2 nu``
-(rows have norm 1) and ``H_D - H_D'`` is ``4 nu``-Lipschitz. Adding the two strong
-convexity inequalities at the two minimisers gives ``2 ||a_D - a_D'||^2 <= 4 nu
-||a_D - a_D'||``. The bound is attained: with ``n = 1/nu`` every weight is nu and
-replacing a row by its negative moves the centre by exactly ``2 nu``.
+bound). For either relation, with ``nu`` a public constant and any n on either dataset,
+``||a_D - a_D'||_2 <= 2 nu``. Proof: ``a_D`` minimises the 2-strongly convex
+``H_D(a) = ||a||^2 - 2 min_{p in S(D)} p . a`` (by the minimax theorem its minimiser is
+the minimum-norm point of the feasible set ``S(D)`` of centres); the difference
+``H_D - H_D'`` has (sub)gradient ``-2 (p_D(a) - p_D'(a))`` where ``p_D(a)`` fills weight nu
+greedily on the lowest scores ``phi_i . a`` until the mass ``min(1, n nu)`` is placed. One
+added row takes a weight ``w <= nu`` and the others' weights only fall, by
+``w - (mass_D' - mass_D) <= nu`` in all; a replacement is that and a removal's mirror
+image: the weights change by a signed combination whose coefficients sum in absolute
+value to at most ``2 nu``, so ``||p_D(a) - p_D'(a)|| <= 2 nu`` (rows have norm 1) and
+``H_D - H_D'`` is ``4 nu``-Lipschitz. Adding the two strong convexity inequalities at the
+two minimisers gives ``2 ||a_D - a_D'||^2 <= 4 nu ||a_D - a_D'||``. The bound is
+attained: with ``n = 1/nu`` every weight is nu and replacing a row by its negative moves
+the centre by exactly ``2 nu``.
 
 The thesis derives the bound from Zhang's leave-one-out lemma (its Lemma 4.1), which is
 stated for duals with separable constraints (of the form 4.7) and does not cover the
 coupling constraint ``sum beta = 1``; the conclusion nevertheless holds, by the argument
 above. Its proof replaces the n-th row of a dataset of n rows: REPLACE_ONE. The same bound
-holds under ADD_REMOVE when nu is fixed (not ``C/n`` with n changing). privkit declares
+holds under ADD_REMOVE when nu is fixed (not ``C/n`` with n changing), so a record
+removed by a public rule (a row where the feature map is not defined) leaves a replace-one
+pair within the bound as well. privkit declares
 the L2 bound ``2 nu + 2 sqrt(2 tol)`` (the second term covers the solver's certified
 distance from the exact optimum, ``tol`` being the duality-gap tolerance) and the L1 bound
 ``sqrt(F)`` times it, as the thesis does (Corollary 4.2: ``2 C kappa sqrt(F) / n``).
@@ -55,6 +69,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from sklearn.base import BaseEstimator
 
 from privkit import _validation as check
 from privkit.accountants import tightest
@@ -63,7 +78,11 @@ from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, PostProcess
 
+from ._audit_case import TranscriptCase
+from ._inputs import predict_inputs
+from ._spend import charge
 from ._svdd_dual import SVDDSolution, check_nu, svdd_centre
+from ._training_rows import training_rows
 from .random_features import RandomFourierFeatures
 
 __all__ = [
@@ -165,7 +184,7 @@ def clip_to_ball(v: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
 # -- the estimator ---------------------------------------------------------------------------
 
 
-class PrivateSVDD:
+class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
     """Private SVDD: Laplace (or L2) noise on the centre in feature space (Algorithm 1).
 
     Parameters
@@ -173,11 +192,13 @@ class PrivateSVDD:
     epsilon, delta : float
         The budget; ``delta`` is used only by ``noise="gaussian"``.
     nu : float
-        The cap on each dual weight, Table 7.1's ``C/n``; a public constant.
+        The cap on each dual weight, Table 7.1's ``C/n``; a public constant. Any n fits,
+        ``n nu < 1`` included (module docstring).
     gamma : float
         RBF parameter.
     n_components : int
-        F, the number of random features (400 in the thesis).
+        F, the number of random features (400 in the thesis; at most
+        :attr:`RandomFourierFeatures.max_components`).
     noise : {"laplace", "l2_laplace", "gaussian"}
         ``"laplace"`` is the thesis' (L1, pays ``sqrt(F)``); the other two calibrate to the
         L2 bound directly.
@@ -195,7 +216,19 @@ class PrivateSVDD:
         The released, noisy (and clipped) centre.
     features_ : RandomFourierFeatures
         The public feature map.
-    plan_, ledger_, guarantee_, paper_claim_, sensitivity_
+    plan_, ledger_, guarantee_, paper_claim_, sensitivity_, n_features_in_
+
+    Public and private
+    ------------------
+    Public: every constructor parameter, the number of features (the schema), and under
+    ``relation="replace_one"`` the number of rows passed (an empty X is refused there,
+    and fits under ``"add_remove"``). Private: the rows' values, and their number under
+    ADD_REMOVE: nothing published depends on n (the plan, the sensitivity and every
+    attribute are fixed by the parameters; the solver handles every n). A row where the
+    feature map is not defined (a non-finite entry, or entries so large that a product
+    ``<w_j, x>`` overflows) is removed, silently: a per-record public rule, and the
+    centre's bound holds for a removal under either relation (module docstring). The
+    queries of :meth:`score_samples` are not private: they are validated strictly.
 
     Notes
     -----
@@ -222,18 +255,16 @@ class PrivateSVDD:
         self.tol = tol
         self.random_state = random_state
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in (
-            "epsilon", "delta", "nu", "gamma", "n_components", "noise", "relation",
-            "clip_centre", "tol", "random_state")}
-
-    def set_params(self, **params: Any) -> PrivateSVDD:
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise check.fail(k, v, f"one of {sorted(self.get_params())}",
-                                 type(self).__name__)
-            setattr(self, k, v)
-        return self
+    def _validate(self, n_features: int | None) -> Block:
+        """Every public parameter, before any data is touched; the centre's block."""
+        owner = type(self).__name__
+        check.positive_finite("epsilon", self.epsilon, owner)
+        check_nu(self.nu, owner)
+        RandomFourierFeatures.check_parameters(self.n_components, self.gamma, n_features,
+                                               owner)
+        check.instance("clip_centre", self.clip_centre, bool, owner)
+        return centre_mechanism(self.noise, self.epsilon, self.delta, self.sensitivity(),
+                                self.n_components)
 
     def sensitivity(self) -> Sensitivity:
         """The declared L2 sensitivity of the centre under ``relation``."""
@@ -241,28 +272,24 @@ class PrivateSVDD:
                                   n_components=self.n_components, tol=self.tol)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
-        """One additive block on the centre; the map is public, the clipping free."""
-        owner = type(self).__name__
-        check.positive_finite("epsilon", self.epsilon, owner)
-        check.positive_int("n_samples", n_samples, "plan")
+        """One additive block on the centre; the map is public, the clipping free. The
+        block depends on no ``n_samples`` (accepted for the common signature)."""
         check.positive_int("n_features", n_features, "plan")
-        if n_samples * self.nu < 1.0 - 1e-12:
-            raise check.fail("nu", self.nu, f"at least 1/n_samples = {1 / n_samples:.6g}",
-                             owner)
-        return centre_mechanism(self.noise, self.epsilon, self.delta, self.sensitivity(),
-                                self.n_components)
+        return self._validate(n_features)
 
-    def fit(self, X: Any, y: Any = None) -> PrivateSVDD:
-        A = np.asarray(X, dtype=np.float64)
-        if A.ndim != 2 or not np.all(np.isfinite(A)):
-            raise check.fail("X", f"an array of shape {A.shape}",
-                             "a finite 2-D array", type(self).__name__)
-        n, d = A.shape
-        block = self.plan(n_samples=n, n_features=d)
+    def fit(self, X: Any, y: Any = None, *, budget_filter: Any = None) -> PrivateSVDD:
+        """Release the noisy centre of X's rows (``y`` is ignored); ``budget_filter``
+        (a :class:`~privkit.BudgetFilter`) is charged the plan before any noise."""
+        self._validate(None)
+        relation = Neighbouring.parse(self.relation, owner=type(self).__name__)
+        A, _ = training_rows(self, X, empty_allowed=relation is Neighbouring.ADD_REMOVE)
+        block = self._validate(A.shape[1])
+        charge(self, block, budget_filter)
         rng = np.random.default_rng(self.random_state)
         self.features_ = RandomFourierFeatures(self.n_components, self.gamma,
                                                int(rng.integers(2**63))).fit(A)
-        solution = svdd_centre(self.features_.transform(A), self.nu, tol=self.tol)
+        Phi, _ = self.features_.transform_defined(A)
+        solution = svdd_centre(Phi, self.nu, tol=self.tol)
         with Ledger() as ledger:
             noisy = block.release(solution.centre, rng=rng)  # type: ignore[union-attr]
         radius = RandomFourierFeatures.norm_bound
@@ -273,14 +300,37 @@ class PrivateSVDD:
         delta = self.delta if self.noise == "gaussian" else 0.0
         self.guarantee_ = accounted(block, delta)
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
-        self.n_features_in_ = d
         return self
 
     def score_samples(self, X: Any) -> NDArray[np.float64]:
-        """The private support function ``||phi(x) - a_hat||^2`` (eq. 4.6)."""
-        Z = self.features_.transform(X)
+        """The private support function ``||phi(x) - a_hat||^2`` (eq. 4.6) at the query
+        rows X (not private: a row with a non-finite entry, or where the map is not
+        defined, is refused)."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "centre_")
+        Z = self.features_.transform(predict_inputs(self, X))
         out: NDArray[np.float64] = 1.0 - 2.0 * Z @ self.centre_ + self.centre_ @ self.centre_
         return out
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """A fit of a few hundred microseconds: 24 rows of 2 features, F = 4, nu = 1/8,
+        Laplace noise at epsilon 1, under ADD_REMOVE (so that the auditor's added and
+        removed records test that nothing depends on n). There is no data bound (the map
+        sends every row to the unit sphere): ``at_bound`` and ``beyond_bound`` are rows
+        far out, the second so far that its products ``<w_j, x>`` may overflow (then it
+        is removed, by the stated rule). Unsupervised: ``declare_classes`` is ignored."""
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(24, 2))
+        estimator = cls(epsilon=1.0, nu=0.125, gamma=0.5, n_components=4,
+                        relation="add_remove", random_state=0)
+        return TranscriptCase(
+            estimator=estimator, X=X, y=None, relation=Neighbouring.ADD_REMOVE,
+            epsilon=1.0, delta=0.0, record=np.array([0.5, -0.5]),
+            at_bound=np.array([1e6, -1e6]), beyond_bound=np.array([1e300, -1e300]),
+            probes=np.array([[0.0, 0.0], [1.0, 1.0], [-2.0, 0.5], [3.0, -3.0]]),
+            worst_case=None)
 
 
 # -- the audit case ------------------------------------------------------------------------
