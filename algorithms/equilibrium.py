@@ -66,7 +66,6 @@ follows a single row: the bound is limited only by the number of draws).
 from __future__ import annotations
 
 import inspect
-import math
 from typing import Any
 
 import numpy as np
@@ -80,7 +79,8 @@ from privkit.mechanisms import StabilityHistogram
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
-from . import _rff
+from ._equilibrium_cases import audit_case, audit_case_paper
+from ._equilibrium_dynamics import Descent, cubes, descend, row_values, unique_rows
 from ._inputs import fit_inputs, predict_inputs
 from .random_features import RandomFourierFeatures
 from .svdd import accounted, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
@@ -96,113 +96,6 @@ _MODES = ("private", "paper")
 _RELEASES = ("support", "equilibria")
 #: EquilibriumPointClassifier._plan_parts' memo: parameters -> (centre, votes, plan)
 _PLANS: dict[tuple[Any, ...], tuple[Block, Block, Block]] = {}
-
-
-def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
-            X: NDArray[np.float64], learning_rate: float, n_iter: int,
-            decay_at: float = 0.8, decay: float = 0.2) -> NDArray[np.float64]:
-    """Gradient descent on ``f(x) = 1 - 2 phi(x) . a + ||a||^2`` from every row of X.
-
-    ``grad f = -2 grad (phi . a)`` (Park 2022, eq. 5.2). Table 7.1's schedule:
-    ``learning_rate`` for the first ``floor(decay_at n_iter)`` of ``n_iter`` steps, then
-    times ``decay`` (1/5). In float32 (float64 result), by privkit's compiled kernel
-    (``_rff.descend_rows``), which computes every row by the same operations whatever the
-    other rows: each row's end point is a function of that row, the public frequencies
-    and the centre alone, bit for bit. The private mode's stability histogram needs
-    exactly that: were a row's cube to depend on the other rows, adding one row could
-    move another across a cube boundary. (A BLAS matrix product does not promise it: it
-    may round a row's products differently with the shape of the batch.)
-
-    With the centre's cosine and sine weights of frequency ``w_j`` written in polar form,
-    ``c_j = rho_j cos(theta_j)``, ``s_j = rho_j sin(theta_j)``, the feature map of eq. 4.5
-    (``phi(x) = sqrt(2/F) [cos <w_j, x>, sin <w_j, x>]``) gives
-
-        grad (phi . a)(x) = sqrt(2/F) sum_j (s_j cos <w_j, x> - c_j sin <w_j, x>) w_j
-                          = -sqrt(2/F) sum_j rho_j sin(<w_j, x> - theta_j) w_j
-
-    (``sin(u - v) = sin u cos v - cos u sin v``), so one step is
-    ``x <- x - 2 lr sqrt(2/F) sum_j rho_j sin(<w_j, x> - theta_j) w_j``: one sine per
-    frequency and row, two products with the frequencies.
-    """
-    return _Descent(features, centre, learning_rate, n_iter, decay_at, decay)(X)
-
-
-class _Descent:
-    """:func:`descend` for one support function: its phases and steps, computed once, then
-    ``_Descent(...)(X)`` runs the dynamics from the rows of X (a fitted classifier keeps
-    one for ``predict``)."""
-
-    def __init__(self, features: RandomFourierFeatures, centre: NDArray[np.float64],
-                 learning_rate: float, n_iter: int, decay_at: float = 0.8,
-                 decay: float = 0.2) -> None:
-        W = np.asarray(features.frequencies_, dtype=np.float64)
-        half, d = W.shape
-        a = np.asarray(centre, dtype=np.float64)
-        c, s = a[:half], a[half:]
-        rho, theta = np.hypot(c, s), np.arctan2(s, c)
-        scale = 2.0 * math.sqrt(2.0 / (2 * half))
-        # zero frequencies pad to the kernel's vector width: sin(0) times a zero step
-        # adds exactly nothing
-        width = -(-half // _rff.lanes) * _rff.lanes
-        self.phase = np.zeros((d + 1, width), dtype=np.float32)  # [W^T; -theta]
-        self.phase[:d, :half] = W.T
-        self.phase[d, :half] = -theta
-        step = (-scale * rho)[None, :] * W.T  # -(2 sqrt(2/F)) rho_j w_j, by coordinate
-        self.steps = np.zeros((2, d, width), dtype=np.float32)
-        self.steps[0, :, :half] = np.float32(learning_rate) * step.astype(np.float32)
-        self.steps[1, :, :half] = np.float32(learning_rate * decay) * step.astype(np.float32)
-        self.n_iter = int(n_iter)
-        self.decay_from = math.floor(decay_at * n_iter)
-
-    def __call__(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        rows = np.asarray(X, dtype=np.float64)
-        n, d = rows.shape
-        # zero rows pad to the kernel's block of rows and are discarded
-        x = np.zeros((-(-n // _rff.rows) * _rff.rows, d), dtype=np.float32)
-        x[:n] = rows
-        _rff.descend_rows(self.phase, self.steps, x, self.n_iter, self.decay_from)
-        ends: NDArray[np.float64] = x[:n].astype(np.float64)
-        return ends
-
-
-def _cubes(points: NDArray[np.float64], r: float) -> NDArray[np.int64]:
-    out: NDArray[np.int64] = np.floor((points + r) / (2.0 * r)).astype(np.int64)
-    return out
-
-
-def _row_values(keys: NDArray[np.int64]) -> NDArray[np.void]:
-    """One opaque value per row of integer keys whose byte order is the rows'
-    lexicographic order: each int64 has its sign bit flipped (an offset of 2^63, so the
-    order of signed integers becomes that of unsigned ones) and is written big-endian, so
-    comparing the bytes compares the integers, column by column."""
-    k = np.ascontiguousarray(keys, dtype=np.int64)
-    ordered = (k.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8")
-    out: NDArray[np.void] = ordered.view(np.dtype((np.void, 8 * k.shape[1]))).reshape(-1)
-    return out
-
-
-def _unique_rows(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-    """``np.unique(keys, axis=0, return_inverse=True)`` (the same rows in the same,
-    lexicographic, order), a few times faster: one stable sort of one integer per row
-    (the row in mixed radix, first column most significant) when the columns' ranges
-    allow it, else of :func:`_row_values`."""
-    if keys.shape[0] == 0:
-        return keys, np.zeros(0, dtype=np.intp)
-    low, high = keys.min(axis=0), keys.max(axis=0)
-    spans = [int(h) - int(lo) + 1 for lo, h in zip(low.tolist(), high.tolist(), strict=True)]
-    if math.prod(spans) < 2**62:
-        strides = [math.prod(spans[j + 1:]) for j in range(len(spans))]
-        code: NDArray[Any] = (keys - low) @ np.array(strides, dtype=np.int64)  # below 2^62
-    else:
-        code = _row_values(keys)
-    order = np.argsort(code, kind="stable")
-    ranked = code[order]
-    first = np.empty(ranked.size, dtype=bool)  # the first row of each distinct value
-    first[0] = True
-    first[1:] = ranked[1:] != ranked[:-1]
-    inverse = np.empty(ranked.size, dtype=np.intp)
-    inverse[order] = np.cumsum(first) - 1
-    return keys[order[first]], inverse
 
 
 class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -371,9 +264,9 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
     def _cell_keys(self, ends: NDArray[np.float64]) -> NDArray[np.int64]:
         if self.mode == "private":
             r = self.r_max if self.r_max is not None else self.default_r
-            return _cubes(ends, r)
+            return cubes(ends, r)
         if self.r_max is not None:
-            return _cubes(ends, self.r_max)
+            return cubes(ends, self.r_max)
         return np.round(ends / self.ep_tol).astype(np.int64)
 
     def fit(self, X: Any, y: Any) -> EquilibriumPointClassifier:
@@ -391,9 +284,9 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         with Ledger() as ledger:
             noisy = block.release(solution.centre, rng=rng)  # type: ignore[union-attr]
             centre = clip_to_ball(noisy, 1.0) if self.clip_centre else noisy
-            self._descent = _Descent(self.features_, centre, self.learning_rate, self.n_iter)
+            self._descent = Descent(self.features_, centre, self.learning_rate, self.n_iter)
             ends = self._descent(X)
-            uniq, cell_of = _unique_rows(self._cell_keys(ends))
+            uniq, cell_of = unique_rows(self._cell_keys(ends))
             votes = np.bincount(cell_of * c + codes, minlength=uniq.shape[0] * c).reshape(-1, c)
             if self.mode == "private":
                 labels = votes_block.release(votes, rng=rng)  # type: ignore[union-attr]
@@ -451,8 +344,8 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
             ends = self._descent(X)
             # cell_keys_ are sorted (the order of _unique_rows, kept by fit's masks), so the
             # cell of each end point is found by binary search on the rows' byte values
-            table = _row_values(self.cell_keys_)
-            query = _row_values(self._cell_keys(ends))
+            table = row_values(self.cell_keys_)
+            query = row_values(self._cell_keys(ends))
             pos = np.minimum(np.searchsorted(table, query), table.size - 1)
             hit = np.where(table[pos] == query, pos, -1)
             out = np.empty(X.shape[0], dtype=np.int64)
@@ -487,99 +380,3 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
 
 _PLAN_PARAMETERS = tuple(name for name in inspect.signature(
     EquilibriumPointClassifier.__init__).parameters if name not in ("self", "random_state"))
-
-
-def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
-    """The private classifier (``mode="private"``) audited on its phase-I release.
-
-    The classifier's transcript is the noisy centre (Laplace, Algorithm 1) followed,
-    adaptively, by the stability histogram of the cubes' votes; the model it publishes is
-    post-processing of the two. The case observes the noisy centre (a marginal of the
-    transcript, so its lower bound is a valid lower bound for the whole plan's
-    ``guarantee_``), with ``centre_share=0.9`` so that this stage carries most of the
-    budget (as the PCA stage does in the DPDR-DPML case). The pair is SVDD's worst case
-    (:func:`privkit.algorithms.svdd.worst_case_rows`: REPLACE_ONE, ``nu = 1/2``, F = 2,
-    a row replaced by one with negated features; labels 0 and 1), which attains the
-    centre's declared L1 sensitivity; the statistic is the Laplace likelihood ratio.
-    The claim is privkit's accountant on the estimator's own plan (centre and votes),
-    at ``delta``: the ceiling of this marginal is ``0.9 epsilon / claim``.
-    """
-    from privkit.audits.pairs import NeighbouringPair
-    from privkit.audits.registry import AuditCase
-
-    from .svdd import centre_audit_system, worst_case_rows
-
-    model = EquilibriumPointClassifier(epsilon=epsilon, delta=delta, nu=0.5, gamma=1.0,
-                                       n_components=2, centre_share=0.9, r_max=0.5,
-                                       random_state=0)
-    relation = model._validate()
-    rff = RandomFourierFeatures(2, 1.0, 0).fit(np.zeros((1, 1)))
-    rows_first, rows_second = worst_case_rows(rff)
-    labels = np.array([0.0, 1.0])
-    first = np.column_stack([rows_first, labels])
-    second = np.column_stack([rows_second, labels])
-    block: Any = model._centre_block(relation)
-    system = centre_audit_system(block, rff, rows_first, rows_second, model.nu, model.tol,
-                                 first)
-
-    plan = model.plan(n_samples=2, n_features=1, n_classes=2)
-    claim = float(accounted(plan, delta).epsilon_at(delta))
-    pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE,
-                            description="a row replaced by one with negated features")
-    return AuditCase(system, pair, claim, delta, ceiling=min(1.0, model._budget()[0] / claim),
-                     threat_model=(
-        "white box on the noisy SVDD centre (phase I, centre_share=0.9, before clipping); "
-        "the votes (phase III) are not observed, so the bound is a marginal of the "
-        "transcript and valid for the whole plan's guarantee; nu = 1/2, F = 2, the row "
-        "replaced by one with negated features (the centre's L1 sensitivity attained); "
-        "the SVDD solve is computed once per input, only the Laplace noise is redrawn; "
-        "statistic: the Laplace likelihood ratio"))
-
-
-def audit_case_paper(epsilon: float, delta: float = 1e-5) -> Any:
-    """The thesis' claim (``mode="paper"``, PureDP(epsilon)) on a pair that breaks it.
-
-    REPLACE_ONE; 1-D data: 40 rows at the origin and one row at 3 on D, at -3 on D'.
-    The paper-faithful model releases the training EPs; the output is whether a released
-    EP lies within 0.5 of 3. The row's end point moves by at most ``2 lr iters sup |grad|``
-    (far below 0.5), so the event has probability 1 on D and 0 on D': no finite epsilon.
-    Each draw runs the noise on the centre and the dynamics from the changed row.
-    """
-    from privkit.audits.pairs import NeighbouringPair
-    from privkit.audits.registry import AuditCase
-
-    model = EquilibriumPointClassifier(epsilon=epsilon, nu=0.05, gamma=1.0, n_components=8,
-                                       learning_rate=0.001, n_iter=20, mode="paper",
-                                       random_state=0)
-    relation = model._validate()
-    first = np.zeros((41, 1))
-    first[40, 0] = 3.0
-    second = first.copy()
-    second[40, 0] = -3.0
-    rff = RandomFourierFeatures(8, 1.0, 0).fit(first)
-    centres = {rows.tobytes(): svdd_centre(rff.transform(rows), model.nu).centre
-               for rows in (first, second)}
-    block = model._centre_block(relation)
-
-    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
-        rows = np.asarray(data, dtype=np.float64)
-        noisy = block.simulate(centres[rows.tobytes()], rng=rng,  # type: ignore[union-attr]
-                               size=size)
-        noisy = noisy / np.maximum(np.linalg.norm(noisy, axis=1, keepdims=True), 1.0)
-        x = np.full((size, 1), rows[40, 0])
-        switch = math.floor(0.8 * model.n_iter)
-        for t in range(model.n_iter):
-            lr = model.learning_rate if t < switch else model.learning_rate / 5.0
-            proj = x @ rff.frequencies_.T
-            coef = np.cos(proj) * noisy[:, 4:] - np.sin(proj) * noisy[:, :4]
-            x += 2.0 * lr * (coef @ rff.frequencies_) * math.sqrt(2.0 / 8)
-        return (np.abs(x[:, 0] - 3.0) < 0.5).astype(np.int64)
-
-    pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE,
-                            description="one row moved from 3 to -3")
-    # the event has probability 1 against 0: 2 x 10^5 draws certify ~11 nats, far above
-    # any claim audited, at a sixth of the cost of 10^6 (each draw runs the dynamics)
-    return AuditCase(system, pair, epsilon, 0.0, max_trials=200_000, threat_model=(
-        "black box on the released training EPs of the paper-faithful model; the centre's "
-        "noise is redrawn and the dynamics rerun from the changed row on each draw; "
-        "event: a released EP within 0.5 of 3"))

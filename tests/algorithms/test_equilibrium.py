@@ -171,13 +171,13 @@ def test_paper_audit_case_breaks_the_claim():
 def test_unique_rows_is_numpys_row_unique():
     """Same rows, same (lexicographic) order, same inverse as np.unique(axis=0), on small
     ranges (the mixed-radix path) and on extreme ones (the byte path)."""
-    from privkit.algorithms.equilibrium import _unique_rows
+    from privkit.algorithms._equilibrium_dynamics import unique_rows
 
     rng = np.random.default_rng(0)
     big = np.array([np.iinfo(np.int64).min, -1, 0, 1, np.iinfo(np.int64).max])
     for keys in (rng.integers(-3, 3, size=(200, 4)), rng.integers(-3, 3, size=(1, 1)),
                  rng.choice(big, size=(100, 3)), rng.integers(-2**40, 2**40, size=(50, 2))):
-        uniq, inverse = _unique_rows(keys)
+        uniq, inverse = unique_rows(keys)
         want, want_inverse = np.unique(keys, axis=0, return_inverse=True)
         assert np.array_equal(uniq, want)
         assert np.array_equal(inverse, want_inverse.ravel())
@@ -187,14 +187,14 @@ def test_unique_rows_is_numpys_row_unique():
 def test_predict_looks_up_the_cell_of_each_end_point(mode):
     """predict's vectorised lookup agrees with a per-row dictionary of the released cells,
     and rows whose cell was not released go to the nearest released cell."""
-    from privkit.algorithms.equilibrium import _cubes
+    from privkit.algorithms._equilibrium_dynamics import cubes
 
     X, y = _blobs(240)
     clf = EquilibriumPointClassifier(epsilon=50.0, delta=1e-5, n_components=60, r_max=0.25,
                                      mode=mode, random_state=0).fit(X, y)
     Q = np.random.default_rng(1).uniform(-1, 4, size=(150, 2))
     ends = descend(clf.features_, clf.centre_, Q, clf.learning_rate, clf.n_iter)
-    keys = _cubes(ends, 0.25)
+    keys = cubes(ends, 0.25)
     index = {tuple(k): i for i, k in enumerate(clf.cell_keys_)}
     hit = np.array([index.get(tuple(k), -1) for k in keys])
     assert 0 < (hit >= 0).sum() < hit.size  # both branches are exercised
