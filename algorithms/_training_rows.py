@@ -9,8 +9,10 @@ wrong schema is refused, with a message that names no value and no row count. It
 a marked row to its neutral record by the public rule its docstring states. A label that
 is not equal to itself (NaN) is no label: its record is neutral too.
 
-Used by :mod:`~privkit.algorithms.svdd`, :mod:`~privkit.algorithms.equilibrium` and
-:mod:`~privkit.algorithms.svm_baselines`.
+The classifiers then take their label set from :mod:`~privkit.algorithms._labels`
+(:func:`record_codes`), and predict the one label when fewer than two were released
+(:func:`single_label`). Used by :mod:`~privkit.algorithms.svdd`,
+:mod:`~privkit.algorithms.equilibrium` and :mod:`~privkit.algorithms.svm_baselines`.
 
 .. versionadded:: 0.3.0
 """
@@ -25,7 +27,9 @@ from numpy.typing import NDArray
 
 from privkit import _validation as check
 
-__all__ = ["training_labels", "training_rows"]
+from ._labels import LabelSet, release_label_set
+
+__all__ = ["record_codes", "single_label", "training_labels", "training_rows"]
 
 
 def _number(value: Any) -> float:
@@ -119,3 +123,36 @@ def training_labels(estimator: Any, y: Any, n_rows: int
     else:
         valid = np.ones(labels.shape[0], dtype=bool)
     return labels, valid
+
+
+def record_codes(labels: NDArray[Any], records: NDArray[np.bool_], *,
+                 classes: NDArray[Any] | None, epsilon: float, delta: float,
+                 relation: Any, rng: np.random.Generator, stage_uses_delta: bool,
+                 owner: str) -> tuple[LabelSet, NDArray[np.int64]]:
+    """The label set (declared, or released privately from the labels of ``records``
+    alone) and every row's index in it: ``-1`` for a row that is not a record (its label
+    or its features undefined) or whose label is not in the set, the neutral record of
+    the estimator's stated rule."""
+    label_set = release_label_set(labels[records], classes=classes, epsilon=epsilon,
+                                  delta=delta, relation=relation, rng=rng,
+                                  stage_uses_delta=stage_uses_delta, owner=owner)
+    codes = np.full(labels.shape[0], -1, dtype=np.int64)
+    if label_set.classes.size:
+        codes[records] = label_set.codes(labels[records])
+    return label_set, codes
+
+
+def single_label(classes: NDArray[Any], n_queries: int, owner: str) -> NDArray[Any]:
+    """The predictions of a classifier whose label set has fewer than two labels (no
+    learning stage ran): the one label for every query, or, with no label, an error
+    that depends on the released label set only."""
+    if classes.size == 0:
+        from privkit.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{owner} released no label (the private label set is empty: no label had "
+            "enough records to clear the stability threshold), so it has nothing to "
+            "predict; declare the label set with classes=[...], or fit on more records "
+            "per label or with a larger budget")
+    out: NDArray[Any] = np.full(n_queries, classes[0])
+    return out

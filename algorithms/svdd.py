@@ -284,7 +284,8 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
         relation = Neighbouring.parse(self.relation, owner=type(self).__name__)
         A, _ = training_rows(self, X, empty_allowed=relation is Neighbouring.ADD_REMOVE)
         block = self._validate(A.shape[1])
-        charge(self, block, budget_filter)
+        charge(self, block, budget_filter,
+               delta=self.delta if self.noise == "gaussian" else None)
         rng = np.random.default_rng(self.random_state)
         self.features_ = RandomFourierFeatures(self.n_components, self.gamma,
                                                int(rng.integers(2**63))).fit(A)
