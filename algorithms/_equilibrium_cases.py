@@ -15,10 +15,11 @@ import numpy as np
 
 from privkit.neighbouring import Neighbouring
 
+from ._audit_case import TranscriptCase
 from .random_features import RandomFourierFeatures
 from .svdd import accounted, svdd_centre
 
-__all__ = ["audit_case", "audit_case_paper"]
+__all__ = ["CASE_PROBES", "audit_case", "audit_case_paper", "case_rows", "transcript_case_paper"]
 
 
 def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
@@ -44,14 +45,15 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
 
     model = EquilibriumPointClassifier(epsilon=epsilon, delta=delta, nu=0.5, gamma=1.0,
                                        n_components=2, centre_share=0.9, r_max=0.5,
-                                       random_state=0)
+                                       classes=[0.0, 1.0], random_state=0)
     relation = model._validate()
     rff = RandomFourierFeatures(2, 1.0, 0).fit(np.zeros((1, 1)))
     rows_first, rows_second = worst_case_rows(rff)
     labels = np.array([0.0, 1.0])
     first = np.column_stack([rows_first, labels])
     second = np.column_stack([rows_second, labels])
-    block: Any = model._centre_block(relation)
+    e_c, d_c, _, _ = model._budget(*model._stage_budget())
+    block: Any = model._centre_block(relation, e_c, d_c)
     system = centre_audit_system(block, rff, rows_first, rows_second, model.nu, model.tol,
                                  first)
 
@@ -59,7 +61,7 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     claim = float(accounted(plan, delta).epsilon_at(delta))
     pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE,
                             description="a row replaced by one with negated features")
-    return AuditCase(system, pair, claim, delta, ceiling=min(1.0, model._budget()[0] / claim),
+    return AuditCase(system, pair, claim, delta, ceiling=min(1.0, e_c / claim),
                      threat_model=(
         "white box on the noisy SVDD centre (phase I, centre_share=0.9, before clipping); "
         "the votes (phase III) are not observed, so the bound is a marginal of the "
@@ -94,7 +96,8 @@ def audit_case_paper(epsilon: float, delta: float = 1e-5) -> Any:
     rff = RandomFourierFeatures(8, 1.0, 0).fit(first)
     centres = {rows.tobytes(): svdd_centre(rff.transform(rows), model.nu).centre
                for rows in (first, second)}
-    block = model._centre_block(relation)
+    e_c, d_c, _, _ = model._budget(*model._stage_budget())
+    block = model._centre_block(relation, e_c, d_c)
 
     def system(data: Any, rng: np.random.Generator, size: int) -> Any:
         rows = np.asarray(data, dtype=np.float64)
@@ -118,3 +121,35 @@ def audit_case_paper(epsilon: float, delta: float = 1e-5) -> Any:
         "black box on the released training EPs of the paper-faithful model; the centre's "
         "noise is redrawn and the dynamics rerun from the changed row on each draw; "
         "event: a released EP within 0.5 of 3"))
+
+
+#: The transcript cases' probes.
+CASE_PROBES = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [3.0, 3.0]])
+
+
+def case_rows() -> tuple[Any, Any]:
+    """The transcript cases' D: 48 rows of two 2-D blobs, labels 0 and 1 (24 each)."""
+    rng = np.random.default_rng(0)
+    y = np.arange(48) % 2
+    return np.array([[-1.0, 0.0], [1.0, 0.0]])[y] + 0.5 * rng.normal(size=(48, 2)), y
+
+
+def transcript_case_paper(*, declare_classes: bool = True) -> TranscriptCase:
+    """The paper-faithful mode (``mode="paper"``) audited against the thesis' claim
+    ``PureDP(epsilon)`` (``claim="paper"``: privkit makes no claim for it, and expects the
+    audit to find it violated, as the released equilibrium points follow single rows).
+    The configuration of :meth:`EquilibriumPointClassifier.transcript_case` under
+    REPLACE_ONE, the thesis' relation; with a private label set, delta 1e-3 for it."""
+    from .equilibrium import EquilibriumPointClassifier
+
+    X, y = case_rows()
+    estimator = EquilibriumPointClassifier(
+        epsilon=1.0, delta=1e-3, nu=0.125, gamma=0.5, n_components=4, learning_rate=0.01,
+        n_iter=5, r_max=0.5, mode="paper", classes=[0, 1, 2] if declare_classes else None,
+        random_state=0)
+    return TranscriptCase(
+        estimator=estimator, X=X, y=y, relation=Neighbouring.REPLACE_ONE, epsilon=1.0,
+        delta=0.0, record=np.array([0.5, 0.5]), label=1,
+        new_label=2 if declare_classes else 7, at_bound=np.array([1e6, -1e6]),
+        beyond_bound=np.array([1e40, -1e40]), probes=CASE_PROBES, claim="paper")
+

@@ -17,7 +17,8 @@ from numpy.typing import NDArray
 from . import _rff
 from .random_features import RandomFourierFeatures
 
-__all__ = ["Descent", "cubes", "descend", "row_values", "unique_rows"]
+__all__ = ["COORDINATE_BOUND", "Descent", "cubes", "descend", "grid_keys", "row_values",
+           "unique_rows"]
 
 
 def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
@@ -87,9 +88,33 @@ class Descent:
         return ends
 
 
-def cubes(points: NDArray[np.float64], r: float) -> NDArray[np.int64]:
-    out: NDArray[np.int64] = np.floor((points + r) / (2.0 * r)).astype(np.int64)
+#: The coordinates of rows and queries are clipped onto [-COORDINATE_BOUND,
+#: COORDINATE_BOUND] before the descent, which runs in float32 (whose range ends near
+#: 3.4e38): a per-row public map, so that no finite row becomes an infinity.
+COORDINATE_BOUND = 1e30
+#: Cell indices stay within [-2^61, 2^61], well inside int64.
+_INDEX_BOUND = 2.0**61
+
+
+def grid_keys(points: NDArray[np.float64], width: float, offset: float = 0.0
+              ) -> NDArray[np.int64]:
+    """``floor((points + offset) / width)`` as int64 (``round(points / width)`` with
+    ``offset = width / 2``), for any end point: coordinates are first clipped to the
+    public range whose indices stay within +-2^61 (an end point beyond it, or not finite
+    because the parameters made the descent overflow, goes to the range's edge, 0 for
+    NaN), so no cast overflows or warns. A per-row function of public objects."""
+    limit = _INDEX_BOUND * width
+    clipped = np.clip(np.nan_to_num(points, nan=0.0, posinf=limit, neginf=-limit),
+                      -limit, limit)
+    out: NDArray[np.int64] = np.floor((clipped + offset) / width).astype(np.int64)
     return out
+
+
+def cubes(points: NDArray[np.float64], r: float) -> NDArray[np.int64]:
+    """The hypercube of half-width r of each end point (eq. 5.6): cube
+    ``floor((e + r) / 2r)``, whose centre ``2 r index`` is within r of every member in
+    the max norm."""
+    return grid_keys(points, 2.0 * r, r)
 
 
 def row_values(keys: NDArray[np.int64]) -> NDArray[np.void]:

@@ -79,9 +79,28 @@ from privkit.mechanisms import StabilityHistogram
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
-from ._equilibrium_cases import audit_case, audit_case_paper
-from ._equilibrium_dynamics import Descent, cubes, descend, row_values, unique_rows
-from ._inputs import fit_inputs, predict_inputs
+from ._audit_case import TranscriptCase
+from ._equilibrium_cases import (
+    CASE_PROBES,
+    audit_case,
+    audit_case_paper,
+    case_rows,
+    transcript_case_paper,
+)
+from ._equilibrium_dynamics import (
+    COORDINATE_BOUND,
+    Descent,
+    cubes,
+    descend,
+    grid_keys,
+    row_values,
+    unique_rows,
+)
+from ._inputs import predict_inputs
+from ._labels import _histogram as label_histogram
+from ._labels import declared_classes, label_budget, total_claim
+from ._spend import charge
+from ._training_rows import record_codes, single_label, training_labels, training_rows
 from .random_features import RandomFourierFeatures
 from .svdd import accounted, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
 
@@ -90,10 +109,14 @@ __all__ = [
     "audit_case",
     "audit_case_paper",
     "descend",
+    "transcript_case_paper",
 ]
 
 _MODES = ("private", "paper")
 _RELEASES = ("support", "equilibria")
+#: What the learning stage sets (absent when fewer than two labels were released).
+_LEARNT = ("centre_", "cells_", "cell_keys_", "cell_labels_", "equilibria_",
+           "equilibrium_labels_", "_descent")
 #: EquilibriumPointClassifier._plan_parts' memo: parameters -> (centre, votes, plan)
 _PLANS: dict[tuple[Any, ...], tuple[Block, Block, Block]] = {}
 
@@ -127,12 +150,36 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
     centre_share : float in (0, 1)
         Share of epsilon for the centre (private mode).
     relation : {"replace_one", "add_remove"}
+    classes : array-like or None
+        The public label set. None releases it privately (:mod:`privkit.algorithms._labels`:
+        ``LABEL_SHARE`` of epsilon and of delta; the phases get the rest, except in paper
+        mode, whose phases keep the thesis' epsilon each).
     random_state : int, Generator or None
 
     Attributes
     ----------
-    classes_, centre_, features_, cells_ (cell representatives), cell_labels_,
-    plan_, ledger_, guarantee_ (None in paper mode), paper_claim_
+    classes_, features_, plan_, ledger_, guarantee_ (None in paper mode), paper_claim_;
+    and, when at least two labels were released, centre_, cells_ (cell
+    representatives), cell_keys_, cell_labels_ (and in paper mode equilibria_,
+    equilibrium_labels_).
+
+    Public and private
+    ------------------
+    Public: every constructor parameter (the grid of cells above all), the number of
+    features, ``classes`` when given, and n under ``relation="replace_one"`` (an empty X is
+    refused there; under ``"add_remove"`` it fits). Private: the rows, the labels, and n
+    under ADD_REMOVE; in private mode nothing published depends on them beyond the noisy
+    centre, the label release and the stability histogram (the cells released are its
+    output; no refusal depends on n: the SVDD solve takes every n). The neutral record,
+    by a public per-record rule applied silently: a row with a non-finite entry, a NaN
+    label, or a label outside ``classes_`` is removed. Under REPLACE_ONE that turns a
+    replacement into a removal, which every stage's replace-one guarantee covers (the
+    centre's bound holds for additions and removals, and the histograms are calibrated by
+    group privacy from their add-remove guarantee). Finite coordinates beyond
+    :data:`COORDINATE_BOUND` are clipped onto it (the descent runs in float32); queries,
+    which are not private, are validated strictly, then clipped the same way. In paper
+    mode the released equilibrium points follow single rows: no guarantee (module
+    docstring).
     """
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, nu: float = 0.05,
@@ -141,7 +188,7 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
                  ep_tol: float = 1e-3, mode: str = "private", release: str = "support",
                  n_neighbors: int = 1, centre_noise: str = "laplace",
                  centre_share: float = 0.5, relation: str = "replace_one",
-                 clip_centre: bool = True, tol: float = 1e-8,
+                 clip_centre: bool = True, tol: float = 1e-8, classes: Any = None,
                  random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -161,11 +208,13 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         self.relation = relation
         self.clip_centre = clip_centre
         self.tol = tol
+        self.classes = classes
         self.random_state = random_state
 
     # -- the plan ---------------------------------------------------------------------------
 
     def _validate(self) -> Neighbouring:
+        """Every public parameter, before any data is touched (the label set's too)."""
         owner = type(self).__name__
         check.positive_finite("epsilon", self.epsilon, owner)
         if self.mode not in _MODES:
@@ -184,18 +233,30 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         check.positive_finite("ep_tol", self.ep_tol, owner)
         if self.r_max is not None:
             check.positive_finite("r_max", self.r_max, owner)
+        RandomFourierFeatures.check_parameters(self.n_components, self.gamma, None, owner)
+        if declared_classes(self.classes, owner) is None:
+            label_budget(self.epsilon, self.delta, stage_uses_delta=True, owner=owner)
         return Neighbouring.parse(self.relation, owner=owner)
 
-    def _budget(self) -> tuple[float, float, float, float]:
-        """(eps_centre, delta_centre, eps_votes, delta_votes)."""
+    def _stage_budget(self) -> tuple[float, float]:
+        """(epsilon, delta) of the learning stage: all of it with declared classes, what
+        the label release leaves otherwise."""
+        if self.classes is not None:
+            return self.epsilon, self.delta
+        eps_l, delta_l = label_budget(self.epsilon, self.delta, stage_uses_delta=True,
+                                      owner=type(self).__name__)
+        return self.epsilon - eps_l, self.delta - delta_l
+
+    def _budget(self, epsilon: float, delta: float) -> tuple[float, float, float, float]:
+        """(eps_centre, delta_centre, eps_votes, delta_votes) of a stage of (epsilon,
+        delta); the thesis' (epsilon for each phase) in paper mode."""
         if self.mode == "paper":
             return self.epsilon, 0.0, self.epsilon, 0.0
-        e_c = self.epsilon * self.centre_share
-        d_c = self.delta / 2.0 if self.centre_noise == "gaussian" else 0.0
-        return e_c, d_c, self.epsilon - e_c, self.delta - d_c
+        e_c = epsilon * self.centre_share
+        d_c = delta / 2.0 if self.centre_noise == "gaussian" else 0.0
+        return e_c, d_c, epsilon - e_c, delta - d_c
 
-    def _centre_block(self, relation: Neighbouring) -> Block:
-        e_c, d_c, _, _ = self._budget()
+    def _centre_block(self, relation: Neighbouring, e_c: float, d_c: float) -> Block:
         sens = centre_sensitivity(self.nu, norm=Norm.L2, relation=relation,
                                   n_components=self.n_components, tol=self.tol,
                                   paper=self.mode == "paper")
@@ -204,57 +265,66 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
     def _vote_scale(self, relation: Neighbouring) -> float:
         """Laplace scale b on the counts: the votes' epsilon is 1/b (ADD_REMOVE) or 2/b
         (REPLACE_ONE); the thesis' eq. 5.5 uses b = 1/eps whatever the relation."""
-        _, _, e_v, _ = self._budget()
+        _, _, e_v, _ = self._budget(*self._stage_budget())
         if self.mode == "paper":
             return 1.0 / e_v
         return (2.0 if relation is Neighbouring.REPLACE_ONE else 1.0) / e_v
 
-    def _votes_block(self, relation: Neighbouring, n_classes: int) -> StabilityHistogram:
-        """The stability-based histogram of the cubes' class counts (private mode)."""
-        _, _, e_v, d_v = self._budget()
-        return StabilityHistogram.for_approx_dp(epsilon=e_v, delta=d_v, n_classes=n_classes,
-                                                relation=relation)
-
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
-        """The centre's additive block, then the vote histogram (private mode).
+        """The label release (when ``classes`` is None), then the centre's additive block
+        and the vote histogram (private mode), calibrated for ``n_classes`` labels (the
+        declared ones' number when declared). ``n_samples`` is not used: no part of the
+        plan depends on n.
 
         In paper mode the second block is the thesis' claim, labelled as such: privkit
         does not account it (see the module docstring).
         """
         relation = self._validate()
-        check.positive_int("n_samples", n_samples, "plan")
-        check.positive_int("n_features", n_features, "plan")
-        c = check.positive_int("n_classes", n_classes, "plan")
-        return self._plan_parts(relation, c)[2]
+        RandomFourierFeatures.check_parameters(
+            self.n_components, self.gamma, check.positive_int("n_features", n_features,
+                                                              "plan"), type(self).__name__)
+        classes = declared_classes(self.classes, type(self).__name__)
+        c = classes.size if classes is not None else check.positive_int(
+            "n_classes", n_classes, "plan")
+        stage = self._plan_parts(relation, max(c, 2), *self._stage_budget())[2]
+        if classes is not None:
+            return stage
+        eps_l, delta_l = label_budget(self.epsilon, self.delta, stage_uses_delta=True,
+                                      owner=type(self).__name__)
+        return Sequential(label_histogram(eps_l, delta_l, relation), stage)
 
-    def _plan_parts(self, relation: Neighbouring, n_classes: int) -> tuple[Block, Block, Block]:
-        """(centre block, votes block, plan): ``fit`` releases through the very blocks
-        its plan declares. Memoised (blocks and plans are frozen) on every constructor
-        parameter but ``random_state``, which no plan depends on, as building them costs
-        more than the dynamics on a small dataset."""
-        key = (*(getattr(self, name) for name in _PLAN_PARAMETERS), relation, n_classes)
+    def _plan_parts(self, relation: Neighbouring, n_classes: int, epsilon: float,
+                    delta: float) -> tuple[Block, Block, Block]:
+        """(centre block, votes block, plan) of a stage of (epsilon, delta) for
+        ``n_classes`` labels: ``fit`` releases through the very blocks its plan declares.
+        Memoised (blocks and plans are frozen) on every constructor parameter but
+        ``random_state`` and ``classes``, which no plan depends on beyond their number, as
+        building them costs more than the dynamics on a small dataset."""
+        key = (*(getattr(self, name) for name in _PLAN_PARAMETERS), relation, n_classes,
+               epsilon, delta)
         try:
             parts = _PLANS.get(key)
             hashable = True
         except TypeError:  # an unhashable parameter: built (and rejected) below, unmemoised
             parts, hashable = None, False
         if parts is None:
-            parts = self._build_plan_parts(relation, n_classes)
+            parts = self._build_plan_parts(relation, n_classes, epsilon, delta)
             if hashable:
                 if len(_PLANS) >= 256:
                     _PLANS.clear()
                 _PLANS[key] = parts
         return parts
 
-    def _build_plan_parts(self, relation: Neighbouring, n_classes: int
-                          ) -> tuple[Block, Block, Block]:
-        _, _, e_v, _ = self._budget()
-        centre = self._centre_block(relation)
+    def _build_plan_parts(self, relation: Neighbouring, n_classes: int, epsilon: float,
+                          delta: float) -> tuple[Block, Block, Block]:
+        e_c, d_c, e_v, d_v = self._budget(epsilon, delta)
+        centre = self._centre_block(relation, e_c, d_c)
         if self.mode == "paper":
             votes: Block = Claimed(PureDP(epsilon=e_v), relation=relation,
                                    label="thesis eq. 5.5: Lap(1/eps) votes (its claim)")
         else:
-            votes = self._votes_block(relation, n_classes)
+            votes = StabilityHistogram.for_approx_dp(epsilon=e_v, delta=d_v,
+                                                     n_classes=n_classes, relation=relation)
         plan = PostProcess(Sequential(centre, votes),
                            "clip centre; dynamics; cubes; argmax labels; inference")
         return centre, votes, plan
@@ -263,66 +333,109 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
 
     def _cell_keys(self, ends: NDArray[np.float64]) -> NDArray[np.int64]:
         if self.mode == "private":
-            r = self.r_max if self.r_max is not None else self.default_r
-            return cubes(ends, r)
+            return cubes(ends, self.r_max if self.r_max is not None else self.default_r)
         if self.r_max is not None:
             return cubes(ends, self.r_max)
-        return np.round(ends / self.ep_tol).astype(np.int64)
+        return grid_keys(ends, self.ep_tol, self.ep_tol / 2.0)  # the nearest multiple
 
-    def fit(self, X: Any, y: Any) -> EquilibriumPointClassifier:
+    def _charge(self, relation: Neighbouring, n_features: int, budget_filter: Any) -> None:
+        """Charge the plan (declared classes) or the whole (epsilon, delta) (a private
+        label set) before any noise; paper mode has no guarantee to spend."""
+        if budget_filter is None:
+            return
+        if self.mode == "paper":
+            raise check.fail("budget_filter", budget_filter, "None in mode='paper'",
+                             type(self).__name__, "privkit certifies no guarantee for the "
+                             "thesis' procedure, so there is nothing it could spend")
+        block = (self.plan(n_samples=1, n_features=n_features) if self.classes is not None
+                 else total_claim(self.epsilon, self.delta, relation,
+                                  "EquilibriumPointClassifier: the label set released "
+                                  "privately, then the centre and the votes"))
+        charge(self, block, budget_filter, delta=self.delta)
+
+    def fit(self, X: Any, y: Any, *, budget_filter: Any = None) -> EquilibriumPointClassifier:
+        """Fit on the private rows (see "Public and private"); ``budget_filter`` is
+        charged before any noise."""
+        owner = type(self).__name__
         relation = self._validate()
-        X, y = fit_inputs(self, X, y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        codes = codes.reshape(-1)
-        c = self.classes_.size
-        block, votes_block, plan = self._plan_parts(relation, c)
+        A, finite = training_rows(self, X, empty_allowed=relation is Neighbouring.ADD_REMOVE)
+        RandomFourierFeatures.check_parameters(self.n_components, self.gamma, A.shape[1],
+                                               owner)
+        labels, valid = training_labels(self, y, A.shape[0])
+        self._charge(relation, A.shape[1], budget_filter)
+        for name in _LEARNT:  # a refit with fewer than two labels must not show the last
+            self.__dict__.pop(name, None)
         rng = np.random.default_rng(self.random_state)
         self.features_ = RandomFourierFeatures(self.n_components, self.gamma,
-                                               int(rng.integers(2**63))).fit(X)
-        solution = svdd_centre(self.features_.transform(X), self.nu, tol=self.tol)
-        b = self._vote_scale(relation)
+                                               int(rng.integers(2**63))).fit(A)
+        # the rule for records: a non-finite entry makes the row neutral (removed); finite
+        # entries beyond the float32 range of the descent are clipped onto COORDINATE_BOUND
+        rows = np.clip(A[finite], -COORDINATE_BOUND, COORDINATE_BOUND)
+        Phi, defined = self.features_.transform_defined(rows)
+        where = np.flatnonzero(finite)[defined]
+        records = np.zeros(A.shape[0], dtype=bool)
+        records[where] = True
         with Ledger() as ledger:
-            noisy = block.release(solution.centre, rng=rng)  # type: ignore[union-attr]
-            centre = clip_to_ball(noisy, 1.0) if self.clip_centre else noisy
-            self._descent = Descent(self.features_, centre, self.learning_rate, self.n_iter)
-            ends = self._descent(X)
-            uniq, cell_of = unique_rows(self._cell_keys(ends))
-            votes = np.bincount(cell_of * c + codes, minlength=uniq.shape[0] * c).reshape(-1, c)
-            if self.mode == "private":
-                labels = votes_block.release(votes, rng=rng)  # type: ignore[union-attr]
-            else:
-                from privkit.mechanisms import Laplace
-
-                noise_block = Laplace.for_epsilon(1.0 / b, sensitivity=Sensitivity(
-                    value=1.0, norm=Norm.L1, relation=Neighbouring.ADD_REMOVE))
-                labels = np.argmax(noise_block.release(votes.astype(float), rng=rng), axis=1)
+            label_set, codes = record_codes(
+                labels, records & valid, classes=declared_classes(self.classes, owner),
+                epsilon=self.epsilon, delta=self.delta, relation=relation, rng=rng,
+                stage_uses_delta=True, owner=owner)
+            self.classes_ = label_set.classes
+            inside = codes[where] >= 0
+            stage = None
+            if self.classes_.size >= 2:
+                stage = self._learn(relation, rows[defined][inside], Phi[inside],
+                                    codes[where][inside], rng)
+        self.plan_ = label_set.plan(stage)
+        self.ledger_ = ledger
+        stage_delta = self._stage_budget()[1]
         if self.mode == "private":
+            self.guarantee_: Guarantee | None = label_set.guarantee(
+                None if stage is None else accounted(stage, stage_delta), stage_delta)
+        else:
+            self.guarantee_ = None
+        self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
+        return self
+
+    def _learn(self, relation: Neighbouring, X: NDArray[np.float64],
+               Phi: NDArray[np.float64], codes: NDArray[np.int64],
+               rng: np.random.Generator) -> Block:
+        """Phases I-III on the records (rows X, features Phi, label codes): the noisy
+        centre, the dynamics, the voted cells; returns the stage's plan."""
+        c = self.classes_.size
+        block, votes_block, plan = self._plan_parts(relation, c, *self._stage_budget())
+        solution = svdd_centre(Phi, self.nu, tol=self.tol)
+        noisy = block.release(solution.centre, rng=rng)  # type: ignore[union-attr]
+        centre = clip_to_ball(noisy, 1.0) if self.clip_centre else noisy
+        self._descent = Descent(self.features_, centre, self.learning_rate, self.n_iter)
+        ends = self._descent(X)
+        uniq, cell_of = unique_rows(self._cell_keys(ends))
+        votes = np.bincount(cell_of * c + codes, minlength=uniq.shape[0] * c).reshape(-1, c)
+        if self.mode == "private":
+            labels = votes_block.release(votes, rng=rng)  # type: ignore[union-attr]
             keep = labels >= 0
             r = self.r_max if self.r_max is not None else self.default_r
             self.cells_ = 2.0 * r * uniq[keep].astype(np.float64)
             self.cell_labels_ = labels[keep]
             self.cell_keys_ = uniq[keep]
         else:
-            kept = np.ones(uniq.shape[0], dtype=bool)
+            from privkit.mechanisms import Laplace
+
+            noise_block = Laplace.for_epsilon(1.0 / self._vote_scale(relation),
+                                              sensitivity=Sensitivity(
+                value=1.0, norm=Norm.L1, relation=Neighbouring.ADD_REMOVE))
+            labels = np.argmax(noise_block.release(votes.astype(float), rng=rng), axis=1)
             self.cell_keys_ = uniq
             if self.r_max is None:
                 self.cells_ = uniq.astype(np.float64) * self.ep_tol
             else:
                 self.cells_ = 2.0 * self.r_max * uniq.astype(np.float64)
-            self.cell_labels_ = labels[kept]
+            self.cell_labels_ = labels
             # the thesis releases the training EPs themselves, each with its cell's label
             self.equilibria_ = ends
             self.equilibrium_labels_ = labels[cell_of]
         self.centre_ = centre
-        self.plan_ = plan
-        self.ledger_ = ledger
-        _e_c, d_c, _, d_v = self._budget()
-        if self.mode == "private":
-            self.guarantee_: Guarantee | None = accounted(plan, d_c + d_v)
-        else:
-            self.guarantee_ = None
-        self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
-        return self
+        return plan
 
     # -- inference --------------------------------------------------------------------------
 
@@ -334,9 +447,11 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
     def predict(self, X: Any) -> NDArray[Any]:
         from sklearn.utils.validation import check_is_fitted
 
-        if not hasattr(self, "plan_"):  # set last by fit
+        if not hasattr(self, "ledger_"):  # set last by fit
             check_is_fitted(self)
-        X = predict_inputs(self, X)
+        X = np.clip(predict_inputs(self, X), -COORDINATE_BOUND, COORDINATE_BOUND)
+        if self.classes_.size < 2:
+            return single_label(self.classes_, X.shape[0], type(self).__name__)
         points, labels = self._reference()
         if points.shape[0] == 0:  # nothing released: a constant (data-independent) answer
             return np.full(X.shape[0], self.classes_[0])
@@ -372,6 +487,26 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
             out[start:start + 2048] = np.argmax(votes.reshape(-1, c), axis=1)
         return out
 
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """The private mode in a few milliseconds: 48 rows of two 2-D blobs (labels 0 and
+        1), F = 4, 5 steps, cubes of half-width 0.5, under ADD_REMOVE (the auditor's added
+        records test that nothing depends on n). With ``classes=[0, 1, 2]`` (2 is the new
+        label no record has), epsilon 2; with a private label set, epsilon 8 (each
+        label's 24 records near the stability threshold); delta 1e-3 either way. No data
+        bound: rows far out are valid (``beyond_bound`` is clipped onto
+        :data:`COORDINATE_BOUND`). The paper mode's case is :func:`transcript_case_paper`."""
+        X, y = case_rows()
+        epsilon = 2.0 if declare_classes else 8.0
+        estimator = cls(epsilon=epsilon, delta=1e-3, nu=0.125, gamma=0.5, n_components=4,
+                        learning_rate=0.01, n_iter=5, r_max=0.5, relation="add_remove",
+                        classes=[0, 1, 2] if declare_classes else None, random_state=0)
+        return TranscriptCase(
+            estimator=estimator, X=X, y=y, relation=Neighbouring.ADD_REMOVE,
+            epsilon=epsilon, delta=1e-3, record=np.array([0.5, 0.5]), label=1,
+            new_label=2 if declare_classes else 7, at_bound=np.array([1e6, -1e6]),
+            beyond_bound=np.array([1e40, -1e40]), probes=CASE_PROBES)
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
@@ -379,4 +514,5 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
 
 
 _PLAN_PARAMETERS = tuple(name for name in inspect.signature(
-    EquilibriumPointClassifier.__init__).parameters if name not in ("self", "random_state"))
+    EquilibriumPointClassifier.__init__).parameters
+    if name not in ("self", "random_state", "classes"))
