@@ -75,8 +75,9 @@ def training_rows(estimator: Any, X: Any, *, empty_allowed: bool
         with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf
             A = raw.astype(np.float64)
     else:
-        raise check.fail("X", f"an array of dtype {raw.dtype.name}", "an array of numbers",
-                         owner)
+        hint = "Complex data not supported" if kind == "c" else ""
+        raise check.fail("X", f"an array of dtype {raw.dtype.name}", "an array of real "
+                         "numbers", owner, hint)
     if A.ndim != 2:
         raise check.fail("X", f"a {A.ndim}-D array", "a 2-D array (rows x features)", owner,
                          "reshape a single feature with X.reshape(-1, 1)")
@@ -102,7 +103,8 @@ def training_labels(estimator: Any, y: Any, n_rows: int
     """
     owner = type(estimator).__name__
     if y is None:
-        raise check.fail("y", None, "the labels of X's rows", owner)
+        raise check.fail("y", None, "the labels of X's rows", owner,
+                         f"{owner} requires y to be passed, but the target y is None")
     labels = np.asarray(y)
     if labels.ndim == 2 and labels.shape[1] == 1:
         from sklearn.exceptions import DataConversionWarning
