@@ -139,7 +139,11 @@ def transcript_case_paper(*, declare_classes: bool = True) -> TranscriptCase:
     ``PureDP(epsilon)`` (``claim="paper"``: privkit makes no claim for it, and expects the
     audit to find it violated, as the released equilibrium points follow single rows).
     The configuration of :meth:`EquilibriumPointClassifier.transcript_case` under
-    REPLACE_ONE, the thesis' relation; with a private label set, delta 1e-3 for it."""
+    REPLACE_ONE, the thesis' relation, at epsilon 1. With declared classes the audit
+    finds the violation on every channel (a released equilibrium point follows the
+    changed record); with a private label set (delta 1e-3) the labels' 24 records each
+    stay below the stability threshold at this epsilon (about 190), so no phase runs and
+    the transcript is the label release alone."""
     from .equilibrium import EquilibriumPointClassifier
 
     X, y = case_rows()
