@@ -53,6 +53,13 @@ plan. ``mode="paper"`` runs the thesis' procedure as written (EPs from training 
 ``paper_claim_`` is ``PureDP(epsilon)`` and its ``guarantee_`` is ``None``: privkit can
 prove no finite guarantee for it.
 
+The rest of the transcript (issue 22; see the class's "Public and private"): the label
+set is declared (``classes``) or released privately first, the phases calibrated to what
+is left (basic composition, valid for the adaptive choice); no refusal and no attribute
+depends on n (the SVDD solve takes every n, :mod:`privkit.algorithms.svdd`); rows and
+labels are never refused by value, a record that cannot be used is removed by a public
+rule.
+
 Audits (``privkit audit``): :func:`audit_case` (``equilibrium_points``) observes the
 noisy centre of the private mode with ``centre_share=0.9`` on SVDD's worst-case pair and
 certifies about 0.89 of privkit's guarantee at epsilon 1 and 4 (its ceiling is 0.9, the

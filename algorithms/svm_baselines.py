@@ -14,8 +14,11 @@
   values have L1 sensitivity ``2 nu c``. **It needs the training data (or w*) at
   inference**, so it publishes no model. The thesis charges epsilon per query
   (``accounting="per_query"``, its claim); m queries compose to ``m epsilon``, which is
-  what privkit reports. ``accounting="batch"`` (default) calibrates the whole batch to
-  epsilon (L1 sensitivity ``2 nu c m``).
+  what privkit reports. ``accounting="batch"`` (default) calibrates each call's batch
+  jointly (L1 sensitivity ``2 nu c m``). Every ``predict`` call is a release: privkit
+  adds its cost to ``guarantee_`` (and its block to ``plan_`` and ``ledger_``), and
+  ``epsilon`` is the model's whole budget, public: the call that would pass it raises
+  :class:`~privkit.errors.BudgetExceededError` before drawing anything.
 * ``SVMSemiClassifier``: Jain, Thakurta 2013, semi-interactive: the user hands over the
   unlabelled test points Z; the publisher adds Gaussian noise to the decision values on Z
   (L2 sensitivity ``||Phi_Z||_op 2 nu`` per class, ``||Phi_Z||_op`` computed from the
