@@ -155,3 +155,18 @@ def test_liblinear_solve_is_linear_svc_and_reproducible():
     b = SVMWeightClassifier(epsilon=1.0, n_components=60, classes=[0, 1, 2],
                             random_state=3).fit(X, y)
     assert np.array_equal(a.coef_, b.coef_)
+
+
+def test_semi_guarantee_is_the_tightest_accountants_on_its_plan():
+    """SEMI's guarantee_ is the closed form GDP(sqrt(k) mu) of its k Gaussians (Dong, Roth,
+    Su 2019, Cor. 3.3); privkit's tightest accountant on the same plan agrees at several
+    deltas, and at the calibration delta both give the budget."""
+    from privkit import tightest
+
+    X, y = _data()
+    clf = SVMSemiClassifier(epsilon=1.0, delta=1e-4, nu=0.05, n_components=50,
+                            classes=[0, 1, 2], random_state=0).fit(X, y, Z=X[:30])
+    for delta in (1e-6, 1e-4, 1e-2):
+        assert clf.guarantee_.epsilon_at(delta) == pytest.approx(
+            tightest(clf.plan_, delta=delta).epsilon, rel=1e-4)
+    assert clf.guarantee_.epsilon_at(1e-4) == pytest.approx(1.0, rel=1e-6)
