@@ -19,7 +19,8 @@ from ._audit_case import TranscriptCase
 from .random_features import RandomFourierFeatures
 from .svdd import accounted, svdd_centre
 
-__all__ = ["CASE_PROBES", "audit_case", "audit_case_paper", "case_rows", "transcript_case_paper"]
+__all__ = ["CASE_PROBES", "audit_case", "audit_case_paper", "case_rows", "private_case",
+           "transcript_case_paper"]
 
 
 def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
@@ -156,4 +157,24 @@ def transcript_case_paper(*, declare_classes: bool = True) -> TranscriptCase:
         delta=0.0, record=np.array([0.5, 0.5]), label=1,
         new_label=2 if declare_classes else 7, at_bound=np.array([1e6, -1e6]),
         beyond_bound=np.array([1e40, -1e40]), probes=CASE_PROBES, claim="paper")
+
+
+def private_case(cls: Any, declare_classes: bool) -> TranscriptCase:
+    """:meth:`EquilibriumPointClassifier.transcript_case`: the private mode in a few
+    milliseconds, 48 rows of two 2-D blobs (labels 0 and 1), F = 4, 5 steps, cubes of
+    half-width 0.5, under ADD_REMOVE (the auditor's added records test that nothing
+    depends on n). With ``classes=[0, 1, 2]`` (2 is the new label no record has), epsilon
+    2; with a private label set, epsilon 8 (each label's 24 records near the stability
+    threshold); delta 1e-3 either way. No data bound: rows far out are valid
+    (``beyond_bound`` is clipped onto ``COORDINATE_BOUND``)."""
+    X, y = case_rows()
+    epsilon = 2.0 if declare_classes else 8.0
+    estimator = cls(epsilon=epsilon, delta=1e-3, nu=0.125, gamma=0.5, n_components=4,
+                    learning_rate=0.01, n_iter=5, r_max=0.5, relation="add_remove",
+                    classes=[0, 1, 2] if declare_classes else None, random_state=0)
+    return TranscriptCase(
+        estimator=estimator, X=X, y=y, relation=Neighbouring.ADD_REMOVE, epsilon=epsilon,
+        delta=1e-3, record=np.array([0.5, 0.5]), label=1,
+        new_label=2 if declare_classes else 7, at_bound=np.array([1e6, -1e6]),
+        beyond_bound=np.array([1e40, -1e40]), probes=CASE_PROBES)
 

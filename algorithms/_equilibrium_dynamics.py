@@ -17,8 +17,8 @@ from numpy.typing import NDArray
 from . import _rff
 from .random_features import RandomFourierFeatures
 
-__all__ = ["COORDINATE_BOUND", "Descent", "cubes", "descend", "grid_keys", "row_values",
-           "unique_rows"]
+__all__ = ["COORDINATE_BOUND", "Descent", "cubes", "descend", "grid_keys", "knn_labels",
+           "row_values", "unique_rows"]
 
 
 def descend(features: RandomFourierFeatures, centre: NDArray[np.float64],
@@ -150,3 +150,21 @@ def unique_rows(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.
     inverse = np.empty(ranked.size, dtype=np.intp)
     inverse[order] = np.cumsum(first) - 1
     return keys[order[first]], inverse
+
+
+def knn_labels(Q: NDArray[np.float64], P: NDArray[np.float64], labels: NDArray[np.int64],
+               k: int, n_classes: int) -> NDArray[np.int64]:
+    """The majority label (an index below ``n_classes``) of each query's k nearest
+    points of P (Euclidean; ties to the smaller index), in blocks of 2048 queries."""
+    k = min(k, P.shape[0])
+    out = np.empty(Q.shape[0], dtype=np.int64)
+    pp = (P * P).sum(1)
+    for start in range(0, Q.shape[0], 2048):
+        q = Q[start:start + 2048]
+        dist = pp[None, :] - 2.0 * q @ P.T
+        near = np.argpartition(dist, k - 1, axis=1)[:, :k] if k < P.shape[0] else \
+            np.tile(np.arange(P.shape[0]), (q.shape[0], 1))
+        rows = np.repeat(np.arange(q.shape[0]) * n_classes, near.shape[1])
+        votes = np.bincount(rows + labels[near].ravel(), minlength=q.shape[0] * n_classes)
+        out[start:start + 2048] = np.argmax(votes.reshape(-1, n_classes), axis=1)
+    return out

@@ -88,10 +88,9 @@ from privkit.plan import Block, Claimed, PostProcess, Sequential
 
 from ._audit_case import TranscriptCase
 from ._equilibrium_cases import (
-    CASE_PROBES,
     audit_case,
     audit_case_paper,
-    case_rows,
+    private_case,
     transcript_case_paper,
 )
 from ._equilibrium_dynamics import (
@@ -100,6 +99,7 @@ from ._equilibrium_dynamics import (
     cubes,
     descend,
     grid_keys,
+    knn_labels,
     row_values,
     unique_rows,
 )
@@ -474,45 +474,18 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
             found = hit >= 0
             out[found] = self.cell_labels_[hit[found]]
             if (~found).any():
-                out[~found] = self._knn(ends[~found], self.cells_, self.cell_labels_, 1)
+                out[~found] = knn_labels(ends[~found], self.cells_, self.cell_labels_, 1,
+                                              self.classes_.size)
             return self.classes_[out]
-        return self.classes_[self._knn(X, points, labels, self.n_neighbors)]
-
-    def _knn(self, Q: NDArray[np.float64], P: NDArray[np.float64], labels: NDArray[np.int64],
-             k: int) -> NDArray[np.int64]:
-        k = min(k, P.shape[0])
-        out = np.empty(Q.shape[0], dtype=np.int64)
-        pp = (P * P).sum(1)
-        for start in range(0, Q.shape[0], 2048):
-            q = Q[start:start + 2048]
-            dist = pp[None, :] - 2.0 * q @ P.T
-            near = np.argpartition(dist, k - 1, axis=1)[:, :k] if k < P.shape[0] else \
-                np.tile(np.arange(P.shape[0]), (q.shape[0], 1))
-            c = self.classes_.size
-            rows = np.repeat(np.arange(q.shape[0]) * c, near.shape[1])
-            votes = np.bincount(rows + labels[near].ravel(), minlength=q.shape[0] * c)
-            out[start:start + 2048] = np.argmax(votes.reshape(-1, c), axis=1)
-        return out
+        return self.classes_[knn_labels(X, points, labels, self.n_neighbors,
+                                        self.classes_.size)]
 
     @classmethod
     def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
-        """The private mode in a few milliseconds: 48 rows of two 2-D blobs (labels 0 and
-        1), F = 4, 5 steps, cubes of half-width 0.5, under ADD_REMOVE (the auditor's added
-        records test that nothing depends on n). With ``classes=[0, 1, 2]`` (2 is the new
-        label no record has), epsilon 2; with a private label set, epsilon 8 (each
-        label's 24 records near the stability threshold); delta 1e-3 either way. No data
-        bound: rows far out are valid (``beyond_bound`` is clipped onto
-        :data:`COORDINATE_BOUND`). The paper mode's case is :func:`transcript_case_paper`."""
-        X, y = case_rows()
-        epsilon = 2.0 if declare_classes else 8.0
-        estimator = cls(epsilon=epsilon, delta=1e-3, nu=0.125, gamma=0.5, n_components=4,
-                        learning_rate=0.01, n_iter=5, r_max=0.5, relation="add_remove",
-                        classes=[0, 1, 2] if declare_classes else None, random_state=0)
-        return TranscriptCase(
-            estimator=estimator, X=X, y=y, relation=Neighbouring.ADD_REMOVE,
-            epsilon=epsilon, delta=1e-3, record=np.array([0.5, 0.5]), label=1,
-            new_label=2 if declare_classes else 7, at_bound=np.array([1e6, -1e6]),
-            beyond_bound=np.array([1e40, -1e40]), probes=CASE_PROBES)
+        """The private mode in a few milliseconds under ADD_REMOVE
+        (:func:`~privkit.algorithms._equilibrium_cases.private_case`); the paper mode's
+        case is :func:`transcript_case_paper`."""
+        return private_case(cls, declare_classes)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
