@@ -191,7 +191,7 @@ class OneVsRestSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "coef_")
-        out: NDArray[np.float64] = self.features_.transform(predict_inputs(self, X)) @ \
+        out: NDArray[np.float64] = self.features_.transform_queries(predict_inputs(self, X)) @ \
             self.coef_.T
         return out[:, 0] if out.shape[1] == 1 else out
 

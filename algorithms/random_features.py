@@ -161,12 +161,22 @@ class RandomFourierFeatures:
         argument built on the map holds for it unchanged, and the norm bound
         (:attr:`norm_bound` = 1) holds to rounding rather than to float32 accuracy.
 
+        A row where the map is not defined (a non-finite entry, or entries so large that
+        some ``<w_j, x>`` overflows float64) comes out as NaN, with no warning; for
+        private training rows :meth:`transform_defined` marks such rows instead, and
+        :meth:`transform_queries` refuses them.
+        """
+        return self._features(self.projections(X))
+
+    def transform_queries(self, X: Any) -> NDArray[np.float64]:
+        """:meth:`transform` for public query rows (privkit's rule R7): a row where the
+        map is not defined is refused with an error that names no value, instead of
+        giving NaN features.
+
         Raises
         ------
         InvalidParameterError
-            If a row of X has a non-finite entry, or entries so large that some
-            ``<w_j, x>`` overflows float64: the map is not defined there. (For private
-            training rows, :meth:`transform_defined` marks such rows instead.)
+            If a row has a non-finite entry, or a product ``<w_j, x>`` overflows.
         """
         P = self.projections(X)
         if not np.isfinite(P).all():

@@ -310,7 +310,7 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "centre_")
-        Z = self.features_.transform(predict_inputs(self, X))
+        Z = self.features_.transform_queries(predict_inputs(self, X))
         out: NDArray[np.float64] = 1.0 - 2.0 * Z @ self.centre_ + self.centre_ @ self.centre_
         return out
 

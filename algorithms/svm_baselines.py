@@ -281,7 +281,7 @@ class SVMOutputClassifier(OneVsRestSVM):
                 f"epsilon {cost:g}, and {self.spent_epsilon_:g} of the model's budget "
                 f"epsilon={self.epsilon:g} is spent; refit, or set a larger epsilon or a "
                 "smaller query_epsilon")
-        scores = self.features_.transform(Q) @ self._w.T
+        scores = self.features_.transform_queries(Q) @ self._w.T
         scores = scores[:, 0] if scores.shape[1] == 1 else scores
         block = self._call(self.classes_.size, Q.shape[0])
         with self.ledger_:
@@ -396,7 +396,7 @@ class SVMSemiClassifier(OneVsRestSVM):
         delta = self._delta(A.shape[0])
         self._label_budget(delta)
         # Z is public: refused if not finite, or with the wrong number of features
-        PZ = self.features_.transform(check_array(Z, dtype=np.float64))
+        PZ = self.features_.transform_queries(check_array(Z, dtype=np.float64))
         # one SVD of the public phi(Z) gives its operator norm and the least-squares refit
         U, sv, Vt = np.linalg.svd(PZ, full_matrices=False)
         op = float(sv[0])

@@ -88,16 +88,20 @@ def test_a_map_too_large_for_memory_is_refused_by_its_parameters(n_components, n
         RandomFourierFeatures(10**9, 1.0, random_state=0).fit(np.zeros((3, 2)))
 
 
-def test_transform_refuses_rows_where_the_map_is_undefined_and_names_no_value():
+def test_rows_where_the_map_is_undefined_are_refused_marked_or_nan():
     """A query row with NaN or an infinity, or entries so large that <w, x> overflows,
-    gets a clear error naming no value (rule R7); transform_defined instead marks such
-    rows of private training data and maps the others, with no warning."""
+    gets a clear error naming no value from transform_queries (rule R7); transform_defined
+    marks such rows of private training data and maps the others; transform gives them
+    NaN features; none of the three warns."""
     import warnings
 
     rff = RandomFourierFeatures(8, 1.0, random_state=0).fit(np.zeros((1, 2)))
     for bad in ([[0.5, np.nan]], [[np.inf, 0.0]], [[1e308, 1e308]]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert np.isnan(rff.transform(np.array(bad))).all()
         with pytest.raises(InvalidParameterError, match="not defined") as info:
-            rff.transform(np.array(bad))
+            rff.transform_queries(np.array(bad))
         assert "308" not in str(info.value)
         assert "nan" not in str(info.value).lower()
     X = np.array([[0.5, 0.25], [np.nan, 0.0], [1e308, -1e308], [2.0, 1.0]])
@@ -105,4 +109,4 @@ def test_transform_refuses_rows_where_the_map_is_undefined_and_names_no_value():
         warnings.simplefilter("error")
         Phi, defined = rff.transform_defined(X)
     assert defined.tolist() == [True, False, False, True]
-    assert np.array_equal(Phi, rff.transform(X[[0, 3]]))
+    assert np.array_equal(Phi, rff.transform_queries(X[[0, 3]]))
