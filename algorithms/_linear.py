@@ -42,20 +42,37 @@ def private_fit_inputs(estimator: Any, X: Any, y: Any, *, accept_sparse: bool = 
                        ) -> tuple[Any, NDArray[Any]]:
     """``(X, y)`` for a ``fit`` on private rows: X as float64 (CSR if sparse and
     ``accept_sparse``), with ``n_features_in_`` set, its non-finite entries kept for the
-    estimator's own public rule; y one-dimensional, of X's length, its values unchecked
-    (no ``check_classification_targets``: a label of an unexpected kind is a record
-    outside ``classes_``, not an error). Only public facts are checked: shapes, dtype
-    kinds, and that y is given."""
+    estimator's own public rule (an object or text array, a public schema, is converted
+    entry by entry, an entry that is not a number becoming NaN); y one-dimensional, of
+    X's length, its values unchecked (no ``check_classification_targets``: a label of an
+    unexpected kind is a record outside ``classes_``, not an error). Only public facts
+    are checked: shapes, dtype kinds, and that y is given."""
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the "
                          "target y is None")
+    import scipy.sparse as sp
     from sklearn.utils import check_consistent_length, column_or_1d
 
+    if not sp.issparse(X) and np.asarray(X).dtype.kind in "OUS":
+        X = _numbers(np.asarray(X, dtype=object))
     X = validate_data(estimator, X, dtype=np.float64, ensure_all_finite=False,
                       accept_sparse="csr" if accept_sparse else False)
     labels = column_or_1d(y, warn=True)
     check_consistent_length(X, labels)
     return X, labels
+
+
+def _numbers(values: NDArray[Any]) -> NDArray[np.float64]:
+    """Entries of an object or text array (a schema, public) as floats, each by its own
+    rule: one that is not a number becomes NaN, so its row is the estimator's neutral
+    record. (numpy's conversion would refuse the whole array, naming the entry.)"""
+    out = np.empty(values.shape, dtype=np.float64)
+    for index, value in np.ndenumerate(values):
+        try:
+            out[index] = float(value)
+        except (TypeError, ValueError, OverflowError):
+            out[index] = np.nan
+    return out
 
 
 class LinearModel:
