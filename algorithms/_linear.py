@@ -54,11 +54,12 @@ def private_fit_inputs(estimator: Any, X: Any, y: Any, *, accept_sparse: bool = 
     from sklearn.utils import check_consistent_length, column_or_1d
 
     if not sp.issparse(X):
-        if np.ndim(X) != 2:  # scikit-learn's own message would print the values
+        rows = np.asarray(X)
+        if rows.ndim != 2:  # scikit-learn's own message would print the values
             raise ValueError(f"{type(estimator).__name__}: X must be a 2-D array (one row "
-                             f"per record), got {np.ndim(X)} dimension(s); reshape it")
-        if np.asarray(X).dtype.kind in "OUS":
-            X = _numbers(np.asarray(X, dtype=object))
+                             f"per record), got {rows.ndim} dimension(s); reshape it")
+        if rows.dtype.kind in "OUS":
+            X = _numbers(rows.astype(object))
     X = validate_data(estimator, X, dtype=np.float64, ensure_all_finite=False,
                       accept_sparse="csr" if accept_sparse else False)
     labels = column_or_1d(y, warn=True)
