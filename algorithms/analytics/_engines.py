@@ -27,14 +27,15 @@ Engine = Callable[[Any, Any], tuple[pd.DataFrame, dict[str, pd.DataFrame]]]
 def kind_of(data: Any) -> str:
     """``"pandas"``, ``"polars"`` or ``"spark"``, from the data's type; anything else
     is refused (naming its type, a public fact)."""
-    module = type(data).__module__
-    name = type(data).__name__
-    if module.startswith("pandas") and name == "DataFrame":
-        return "pandas"
-    if module.startswith("polars") and name in ("DataFrame", "LazyFrame"):
-        return "polars"
-    if module.startswith("pyspark") and name == "DataFrame":
-        return "spark"
+    for cls in type(data).__mro__:
+        module, name = cls.__module__, cls.__name__
+        if module.startswith("pandas") and name == "DataFrame":
+            return "pandas"
+        if module.startswith("polars") and name in ("DataFrame", "LazyFrame"):
+            return "polars"
+        if module.startswith("pyspark") and name == "DataFrame":
+            return "spark"
+    module, name = type(data).__module__, type(data).__name__
     raise check.fail("data", f"a {module}.{name}", "a pandas, polars or Spark DataFrame",
                      "Query.run")
 

@@ -85,6 +85,8 @@ def aggregate(data: Any, bounding: Bounding) -> tuple[pd.DataFrame, dict[str, pd
     unit, by = bounding.privacy_unit, list(bounding.by)
     columns = list(dict.fromkeys([unit, *by, *bounding.value_columns]))
     salt = bounding.salt & _SEED_MASK
+    # measure names hold dots and colons, which Spark parses: work under plain names
+    safe = {m.name: f"__privkit_m{i}" for i, m in enumerate(bounding.measures)}
     frame = _filtered(data.select(*columns), bounding)
     priority = F.xxhash64(*[F.col(c) for c in (unit, *by)], F.lit(salt))
     pair_order = Window.partitionBy(unit).orderBy(priority, *[F.col(c) for c in by])
@@ -93,15 +95,17 @@ def aggregate(data: Any, bounding: Bounding) -> tuple[pd.DataFrame, dict[str, pd
             .where(F.col("__pair_rank") <= bounding.max_partitions)
             .withColumn("__row_rank", F.row_number().over(row_order))
             .where(F.col("__row_rank") <= bounding.max_rows)
-            .select(*columns, *[measure_column(m).alias(m.name)
+            .select(*columns, *[measure_column(m).alias(safe[m.name])
                                 for m in bounding.measures if m.kind != "count"]))
-    sums = [F.count(F.lit(1)).cast("long").alias(m.name) if m.kind == "count"
-            else F.sum(m.name).cast("long").alias(m.name) for m in bounding.summed]
+    sums = [F.count(F.lit(1)).cast("long").alias(safe[m.name]) if m.kind == "count"
+            else F.sum(safe[m.name]).cast("long").alias(safe[m.name])
+            for m in bounding.summed]
     kept = kept.persist() if bounding.bucketed else kept
     try:
         per_partition = collect(kept.groupBy(*by).agg(
             F.countDistinct(unit).alias(UNITS), *sums))
-        buckets = {m.name: collect(kept.groupBy(*by, F.col(m.name).alias(BUCKET))
+        per_partition = per_partition.rename(columns={v: k for k, v in safe.items()})
+        buckets = {m.name: collect(kept.groupBy(*by, F.col(safe[m.name]).alias(BUCKET))
                                    .agg(F.count(F.lit(1)).alias(ROWS)))
                    for m in bounding.bucketed}
     finally:
