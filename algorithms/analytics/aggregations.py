@@ -288,16 +288,15 @@ class Quantile(Aggregation):
     -----
     With ``L_j`` the number of the partition's bounded rows whose bucket (of ``bins``
     equal-width buckets) lies below candidate ``j``, and ``n`` their number, candidate
-    ``j``'s utility is ``u_j = -|L_j - alpha n|``. One privacy unit adds at most ``m``
-    rows to a partition (``max_rows``); then ``u' - u`` lies in an interval of length at
-    most ``m`` (``L_j - alpha n`` moves by ``a_j - alpha m'`` with ``a_j`` rising from 0 to
-    ``m' <= m`` in ``j``; tested exhaustively in the test suite), so after subtracting the
-    interval's centre, which the exponential mechanism does not see, the utilities move by
-    at most ``m / 2`` each: privkit's :class:`~privkit.mechanisms.Exponential` with
-    L-infinity sensitivity ``m / 2`` is ``m / noise_scale``-DP and bounded range (Durfee,
-    Rogers 2019), half the noise of the usual ``2 max(alpha, 1 - alpha) m`` analysis away
-    from the median. The answer is one of the public candidates, so no floating-point
-    bits depend on the data. Each partition is one selection.
+    ``j``'s utility is ``u_j = -|L_j - alpha n|``. One privacy unit adds ``m' <= m`` rows
+    to a partition (``max_rows``), which moves ``L_j - alpha n`` by ``a_j - alpha m'``
+    with ``0 <= a_j <= m'``: each utility moves by at most ``max(alpha, 1 - alpha) m``
+    (its L-infinity sensitivity, checked exhaustively in the test suite, where the bound
+    is attained), and privkit's :class:`~privkit.mechanisms.Exponential` with that
+    sensitivity is ``2 max(alpha, 1 - alpha) m / noise_scale``-DP and bounded range
+    (McSherry, Talwar 2007, Theorem 6; Durfee, Rogers 2019). The answer is one of the
+    public candidates, so no floating-point bits depend on the data. Each partition is
+    one selection.
     """
 
     column: str = attrs.field(converter=_column)
@@ -325,6 +324,11 @@ class Quantile(Aggregation):
     def candidates(self) -> NDArray[np.float64]:
         """The public candidates, ``bins + 1`` equally spaced points of the bounds."""
         return np.linspace(self.lower, self.upper, self.bins + 1)
+
+    @property
+    def row_sensitivity(self) -> float:
+        """How far one row moves any utility: ``max(alpha, 1 - alpha)``."""
+        return max(self.quantile, 1.0 - self.quantile)
 
     def utilities(self, buckets: NDArray[np.int64]) -> NDArray[np.float64]:
         """``u_j = -|L_j - alpha n|`` per partition (rows) and candidate (columns) from the

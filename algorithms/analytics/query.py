@@ -263,8 +263,8 @@ class Query:
         k, m = self.max_partitions, self.max_rows
         for key, eps in self._epsilons()[1].items():
             if isinstance(key, Quantile):
-                found[key] = Exponential.for_epsilon(eps / k, sensitivity=m / 2.0,
-                                                     relation=_A)
+                found[key] = Exponential.for_epsilon(
+                    eps / k, sensitivity=m * key.row_sensitivity, relation=_A)
             else:
                 measure = self.measure(key)
                 bound = key.row_bound() / measure.unit
