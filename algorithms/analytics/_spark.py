@@ -76,9 +76,9 @@ def _filtered(frame: Any, bounding: Bounding) -> Any:
     return frame
 
 
-def aggregate(data: Any, bounding: Bounding) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """Bound the rows of a Spark DataFrame and aggregate them per partition (see
-    :func:`~._exact.assemble` for the tables returned)."""
+def frames(data: Any, bounding: Bounding) -> tuple[Any, dict[str, Any], Any]:
+    """The aggregated Spark DataFrames (not yet run): per partition, and per bucketed
+    measure; and the bounded rows they are computed from (for caching)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F  # noqa: N812  (pyspark's own convention)
 
@@ -97,18 +97,24 @@ def aggregate(data: Any, bounding: Bounding) -> tuple[pd.DataFrame, dict[str, pd
             .where(F.col("__row_rank") <= bounding.max_rows)
             .select(*columns, *[measure_column(m).alias(safe[m.name])
                                 for m in bounding.measures if m.kind != "count"]))
-    sums = [F.count(F.lit(1)).cast("long").alias(safe[m.name]) if m.kind == "count"
-            else F.sum(safe[m.name]).cast("long").alias(safe[m.name])
+    sums = [F.count(F.lit(1)).cast("long").alias(m.name) if m.kind == "count"
+            else F.sum(safe[m.name]).cast("long").alias(m.name)
             for m in bounding.summed]
-    kept = kept.persist() if bounding.bucketed else kept
+    per_partition = kept.groupBy(*by).agg(F.countDistinct(unit).alias(UNITS), *sums)
+    buckets = {m.name: kept.groupBy(*by, F.col(safe[m.name]).alias(BUCKET))
+               .agg(F.count(F.lit(1)).alias(ROWS)) for m in bounding.bucketed}
+    return per_partition, buckets, kept
+
+
+def aggregate(data: Any, bounding: Bounding) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Bound the rows of a Spark DataFrame and aggregate them per partition (see
+    :func:`~._exact.assemble` for the tables returned). Only the aggregated tables are
+    collected."""
+    per_partition, buckets, kept = frames(data, bounding)
+    if bounding.bucketed:
+        kept.persist()
     try:
-        per_partition = collect(kept.groupBy(*by).agg(
-            F.countDistinct(unit).alias(UNITS), *sums))
-        per_partition = per_partition.rename(columns={v: k for k, v in safe.items()})
-        buckets = {m.name: collect(kept.groupBy(*by, F.col(safe[m.name]).alias(BUCKET))
-                                   .agg(F.count(F.lit(1)).alias(ROWS)))
-                   for m in bounding.bucketed}
+        return collect(per_partition), {name: collect(f) for name, f in buckets.items()}
     finally:
         if bounding.bucketed:
             kept.unpersist()
-    return per_partition, buckets
