@@ -43,6 +43,7 @@ from numpy.typing import NDArray
 
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.registry import AuditCase
+from privkit.mechanisms import Exponential
 from privkit.neighbouring import Neighbouring
 
 from ._release import release_columns
@@ -120,7 +121,7 @@ def count_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Count: each of the unit's partitions gains one row."""
     query = _public({"n": Count()}, epsilon)
 
-    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> NDArray[np.float64]:
+    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> Any:
         return np.min(_excess(cols["n"], _ROWS, 1.0), axis=1)
 
     return _case(query, _base(1.0), 1.0, statistic)
@@ -130,7 +131,7 @@ def sum_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Sum on [-10, 10]: each of the unit's partitions gains one row at the bound."""
     query = _public({"s": Sum("x", lower=-10.0, upper=10.0)}, epsilon)
 
-    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> NDArray[np.float64]:
+    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> Any:
         return np.min(_excess(cols["s"], 0.0, 10.0), axis=1)
 
     return _case(query, _base(0.0), 10.0, statistic)
@@ -140,7 +141,7 @@ def histogram_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Histogram of 4 buckets on [0, 4]: the unit's row lands in the last bucket."""
     query = _public({"h": Histogram("x", lower=0.0, upper=4.0, bins=4)}, epsilon)
 
-    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> NDArray[np.float64]:
+    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> Any:
         return np.min(_excess(cols["h[3]"], 0.0, 1.0), axis=1)
 
     return _case(query, _base(0.5), 3.5, statistic)
@@ -162,7 +163,7 @@ def mean_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     upper bound (count +1, centred sum +5) to each partition."""
     query = _public({"n": Count(), "m": Mean("x", lower=0.0, upper=10.0)}, epsilon)
 
-    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> NDArray[np.float64]:
+    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> Any:
         count, csum = _moments(cols, 5.0)
         return np.minimum(np.min(_excess(count, _MOMENT_ROWS, 1.0), axis=1),
                           np.min(_excess(csum, 0.0, 5.0), axis=1))
@@ -176,7 +177,7 @@ def variance_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     query = _public({"n": Count(), "m": Mean("x", lower=0.0, upper=10.0),
                      "v": Variance("x", lower=0.0, upper=10.0)}, epsilon)
 
-    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> NDArray[np.float64]:
+    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> Any:
         count, csum = _moments(cols, 5.0)
         c = np.maximum(count, 1.0)
         csumsq = (cols["v"] + (csum / c) ** 2) * c
@@ -199,11 +200,13 @@ def quantile_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     aggregation = Quantile("x", 0.5, lower=0.0, upper=1.0, bins=_QUANTILE_BINS)
     query = _public({"q": aggregation}, epsilon)
 
-    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> NDArray[np.float64]:
+    def statistic(cols: dict[str, NDArray[np.float64]], _: Any) -> Any:
         q = cols["q"]
         return np.sum((q == 0.0) | (q == 1.0), axis=1).astype(np.float64)
 
-    eta = query.blocks[aggregation].pure_epsilon  # one partition's selection
+    block = query.blocks[aggregation]  # one partition's selection
+    assert isinstance(block, Exponential)
+    eta = block.pure_epsilon
     k = _QUANTILE_BINS
     ratio = (2.0 + (k - 1) * math.exp(eta)) / (k + 1)  # P_D(end) / P_D'(end)
     values = {p: [1.0] * _ROWS for p in _PARTS}
@@ -221,7 +224,7 @@ def selection_case(epsilon: float, delta: float = 1e-5) -> AuditCase:
     units = math.ceil(block.threshold)
     values = {p: [0.0] * units for p in _PARTS}
 
-    def statistic(_: Any, released: NDArray[np.bool_]) -> NDArray[np.float64]:
+    def statistic(_: Any, released: NDArray[np.bool_]) -> Any:
         return released.sum(axis=1).astype(np.float64)
 
     return _case(query, values, 0.0, statistic)
