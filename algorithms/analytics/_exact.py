@@ -116,8 +116,19 @@ class ExactTable:
                           {k: v[index] for k, v in self.buckets.items()})
 
 
+def _mixed_order(column: pd.Series) -> pd.Series:
+    return column.map(lambda v: (type(v).__name__, repr(v)))
+
+
 def _sorted_keys(frame: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
-    return frame.sort_values(list(by), kind="stable").reset_index(drop=True)
+    """Sorted by key; a key column whose values do not compare with each other (mixed
+    types) is ordered by type name, then representation: whether the keys compare must
+    not decide whether the query succeeds."""
+    try:
+        return frame.sort_values(list(by), kind="stable").reset_index(drop=True)
+    except TypeError:
+        return frame.sort_values(list(by), kind="stable",
+                                 key=_mixed_order).reset_index(drop=True)
 
 
 def assemble(bounding: Bounding, per_partition: pd.DataFrame,

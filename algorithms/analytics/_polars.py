@@ -42,13 +42,15 @@ def measure_expression(measure: Measure) -> pl.Expr:
 
 
 def _filtered(frame: pl.LazyFrame, bounding: Bounding) -> pl.LazyFrame:
+    schema = frame.collect_schema()
     keep = [pl.col(c).is_not_null() for c in (bounding.privacy_unit, *bounding.by)]
+    keep += [pl.col(c).is_not_nan() for c in (bounding.privacy_unit, *bounding.by)
+             if schema[c].is_float()]
     keep += [pl.col(c).cast(pl.Float64).is_finite().fill_null(False)
              for c in bounding.value_columns]
     frame = frame.filter(pl.all_horizontal(keep))
     if bounding.partitions is not None:
         declared = pl.from_pandas(bounding.partitions).lazy()
-        schema = frame.collect_schema()
         declared = declared.with_columns([pl.col(c).cast(schema[c]) for c in bounding.by])
         frame = frame.join(declared, on=list(bounding.by), how="semi")
     return frame

@@ -60,8 +60,12 @@ def _filtered(frame: Any, bounding: Bounding) -> Any:
     from pyspark.sql import functions as F  # noqa: N812  (pyspark's own convention)
 
     condition = F.lit(True)
+    floats = {f.name for f in frame.schema.fields
+              if type(f.dataType).__name__ in ("FloatType", "DoubleType")}
     for column in (bounding.privacy_unit, *bounding.by):
         condition = condition & F.col(column).isNotNull()
+        if column in floats:
+            condition = condition & ~F.isnan(F.col(column))
     for column in bounding.value_columns:
         value = F.col(column).cast("double")
         condition = condition & value.isNotNull() & ~F.isnan(value) \

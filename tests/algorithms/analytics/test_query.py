@@ -223,6 +223,30 @@ def test_bad_rows_are_dropped_silently_and_never_refused():
     pd.testing.assert_frame_equal(released, query.run(clean, rng=3), check_dtype=False)
 
 
+def test_polars_drops_the_same_bad_rows():
+    clean = table()
+    dirty = pd.concat([clean, pd.DataFrame({
+        "user": [1.0, np.nan, 2.0], "day": [0.0, 1.0, np.nan], "x": [np.nan, 5.0, 5.0]})],
+        ignore_index=True)
+    query = everything()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        released = query.run(pl.from_pandas(dirty), rng=3).to_pandas()
+    pd.testing.assert_frame_equal(released, query.run(clean, rng=3), check_dtype=False)
+
+
+def test_keys_of_mixed_types_do_not_decide_whether_the_query_runs():
+    """Keys that do not compare (an int and a str) are ordered by type, then value."""
+    data = pd.DataFrame({"user": np.arange(4), "day": pd.Series([1, "b", 1, "a"],
+                                                                 dtype=object),
+                         "x": 1.0})
+    query = everything(partitions=None, delta=1e-6, epsilon=1.0,
+                       aggregations={"n": Count()})
+    assert query.run(data, rng=0).empty  # four rows: nothing clears the threshold
+    exact = query.exact(data, 0)
+    assert list(exact.keys["day"]) == [1, "a", "b"]
+
+
 def test_schema_errors_name_the_column_and_never_echo_the_rows():
     data = table()
     data.loc[0, "x"] = SENTINEL
