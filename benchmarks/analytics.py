@@ -48,9 +48,10 @@ def _commit() -> str:
 
 def _header(title: str) -> list[str]:
     load = os.getloadavg()[0]
-    return [f"# {title}", "", f"commit {_commit()}, {time.strftime('%Y-%m-%d')}, "
-            f"load average {load:.1f} on {os.cpu_count()} cores "
-            "(shared: absolute times are inflated, ratios are taken within this run)", ""]
+    stamp = (f"commit {_commit()}, {time.strftime('%Y-%m-%d')}, load average {load:.1f} on "
+             f"{os.cpu_count()} cores (shared: absolute times are inflated, ratios are taken "
+             "within this run)")
+    return [f"# {title}", "", stamp, ""]
 
 
 def _write(part: str, lines: list[str]) -> None:
@@ -144,16 +145,15 @@ def correctness() -> None:
     p_sel = stats.laplace.sf(block.threshold - sel_exact.units[0], scale=block.noise_scale)
     p = stats.binomtest(int(chosen[:, 0].sum()), n_draws, p_sel).pvalue
     rows.append(f"| partition selection | P(units + Laplace > threshold) (binomial) | {p:.3f} |")
-    plans = []
-    for q in (query, selection):
-        plans.append(f"| {q.epsilon} | {q.delta:g} | {q.accounting.epsilon:.12g} | "
-                     f"{tightest(q.plan, delta=q.delta).epsilon:.12g} | "
-                     f"{q.accounting.accountant} |")
+    plans = [f"| {q.epsilon} | {q.delta:g} | {q.accounting.epsilon:.12g} | "
+             f"{tightest(q.plan, delta=q.delta).epsilon:.12g} | {q.accounting.accountant} |"
+             for q in (query, selection)]
     same = query.run(data, rng=9).equals(query.run(pl.from_pandas(data), rng=9).to_pandas())
-    lines = _header("analytics: correctness") + [
-        f"Release stage drawn {n_draws:,} times on a fixed exact table (epsilon 4, k = m = 2; "
-        "selection at epsilon 0.3, delta 1e-3); p-value of the error against the law "
-        "(a correct law gives a uniform p; a wrong scale gives p < 1e-3).", "",
+    intro = (f"Release stage drawn {n_draws:,} times on a fixed exact table (epsilon 4, "
+             "k = m = 2; selection at epsilon 0.3, delta 1e-3); p-value of the error against "
+             "the law (a correct law gives a uniform p; a wrong scale gives p < 1e-3).")
+    lines = [
+        *_header("analytics: correctness"), intro, "",
         "| aggregation | law | p-value |", "| --- | --- | --- |", *rows, "",
         "Guarantee against the plan: `query.accounting` is `tightest(query.plan)`.", "",
         "| epsilon asked | delta | query guarantee | tightest(plan) | accountant |",
@@ -189,14 +189,16 @@ def audits() -> None:
         bug = run_case(case, name="analytics_count (rows not bounded)", rng=2026)
     finally:
         _pandas.keep_rows = original
-    lines = _header("analytics: audit cases (privkit audit, seed 2026, epsilon 1)") + [
-        "Each case: a pandas query on D and D' = D plus one unit with 3 rows in each of 2 "
-        "partitions (max_rows 1, max_partitions 2), audited end to end on the released "
-        "table (see `algorithms/analytics/audit_cases.py`).", "",
+    intro = ("Each case: a pandas query on D and D' = D plus one unit with 3 rows in each "
+             "of 2 partitions (max_rows 1, max_partitions 2), audited end to end on the "
+             "released table (see `algorithms/analytics/audit_cases.py`).")
+    planted = (f"Planted bug (the engine keeps every row of a unit in a partition): lower "
+               f"bound {bug.lower_bound:.3f} against the claim {case.epsilon:.3g}: "
+               f"{bug.verdict}.")
+    lines = [
+        *_header("analytics: audit cases (privkit audit, seed 2026, epsilon 1)"), intro, "",
         "| case | claim epsilon | delta | lower bound | bound / claim | ceiling | verdict | s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows, "",
-        f"Planted bug (the engine keeps every row of a unit in a partition): lower bound "
-        f"{bug.lower_bound:.3f} against the claim {case.epsilon:.3g}: {bug.verdict}."]
+        "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows, "", planted]
     _write("audits", lines)
 
 
@@ -282,13 +284,14 @@ def utility(repetitions: int = 20, epsilon: float = 1.0) -> None:
     for (what, name), errs in errors.items():
         e = np.asarray(errs)
         rows.append(f"| {what} | {name} | {np.median(e):.4f} | {np.quantile(e, 0.9):.4f} |")
-    lines = _header(f"analytics: utility at epsilon {epsilon}") + [
-        f"{repetitions} datasets of 50 public partitions (100-2,000 rows each, one row per "
-        "privacy unit, values lognormal(3.5, 0.6) clamped to [0, 100]); absolute error "
-        "of each partition's released grouped mean and median against the exact one, "
-        "pooled over partitions and datasets. Same bounds, contribution bounds (1, 1), "
-        "Laplace noise, public keys; the median over 1,001 candidates for privkit and "
-        "OpenDP (PipelineDP's quantile tree has its own).", "",
+    intro = (f"{repetitions} datasets of 50 public partitions (100-2,000 rows each, one row "
+             "per privacy unit, values lognormal(3.5, 0.6) clamped to [0, 100]); absolute "
+             "error of each partition's released grouped mean and median against the exact "
+             "one, pooled over partitions and datasets. Same bounds, contribution bounds "
+             "(1, 1), Laplace noise, public keys; the median over 1,001 candidates for "
+             "privkit and OpenDP (PipelineDP's quantile tree has its own).")
+    lines = [
+        *_header(f"analytics: utility at epsilon {epsilon}"), intro, "",
         "| statistic | library | median error | 90th percentile |", "| --- | --- | --- | --- |",
         *rows]
     _write("utility", lines)
@@ -336,6 +339,7 @@ def scale(rows: int, rounds: int, peer_rounds: int) -> None:
 
     from privkit.algorithms.analytics import _spark
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # PipelineDP's workers
     parts, units = 100_000, 1_000_000
     data = _scale_data(rows, parts, units)
     query = _scale_query()
@@ -361,10 +365,11 @@ def scale(rows: int, rounds: int, peer_rounds: int) -> None:
                                           "PipelineDP Spark")}
         released: dict[str, int] = {}
         for r in range(rounds):
-            for name, run in (("privkit pandas", lambda: query.run(data, rng=r)),
-                              ("privkit polars", lambda: query.run(frame, rng=r)),
-                              ("privkit Spark", lambda: query.run(remote, rng=r)),
-                              ("PipelineDP Spark", lambda: _pipeline_dp_spark(spark, path))):
+            runs = (("privkit pandas", lambda r=r: query.run(data, rng=r)),
+                    ("privkit polars", lambda r=r: query.run(frame, rng=r)),
+                    ("privkit Spark", lambda r=r: query.run(remote, rng=r)),
+                    ("PipelineDP Spark", lambda: _pipeline_dp_spark(spark, path)))
+            for name, run in runs:
                 if name == "PipelineDP Spark" and r >= peer_rounds:
                     continue
                 _spark.collect = probe
@@ -374,28 +379,34 @@ def scale(rows: int, rounds: int, peer_rounds: int) -> None:
                 _spark.collect = original
                 released[name] = out if isinstance(out, int) else len(out)
                 print(name, r, f"{times[name][-1]:.1f}s", released[name], flush=True)
-        small = _scale_data(30_000, 20, 30_000, seed=1)  # one row per unit: within bounds
-        same = query.run(small, rng=3).equals(
-            query.run(spark.createDataFrame(small), rng=3).astype(
-                query.run(small, rng=3).dtypes.to_dict()))
+        small = _scale_data(30_000, 20, 30_000, seed=1)
+        small["user"] = np.arange(len(small))  # one row per unit: within the bounds
+        local = query.run(small, rng=3)
+        try:
+            pd.testing.assert_frame_equal(query.run(spark.createDataFrame(small), rng=3),
+                                          local, check_dtype=False)
+            same = f"True ({len(local)} partitions released)"
+        except AssertionError as exc:
+            same = f"False: {exc}"
     spark.stop()
     med = {k: statistics.median(v) for k, v in times.items() if v}
     peer = med["PipelineDP Spark"]
     rows_out = [f"| {k} | {len(times[k])} | {med[k]:.1f} | {peer / med[k]:.2f} | "
                 f"{released[k]} |" for k in med]
-    lines = _header(f"analytics: scale ({rows:,} rows, {parts:,} partitions, "
-                    f"{units:,} privacy units)") + [
-        "Query: count and mean of x in [0, 100] per partition, private partition selection, "
-        "epsilon 1, delta 1e-6, max_partitions 4, max_rows 1, Laplace noise. Partition "
-        "sizes Zipf-like (weight 1 / (i + 10)^1.1). Spark: local[2], data read from one "
-        "parquet file; pandas and polars: the table in memory. Seconds are medians over "
-        "interleaved rounds; 'speed-up' is PipelineDP's median over the row's.", "",
+    intro = ("Query: count and mean of x in [0, 100] per partition, private partition "
+             "selection, epsilon 1, delta 1e-6, max_partitions 4, max_rows 1, Laplace noise. "
+             "Partition sizes Zipf-like (weight 1 / (i + 10)^1.1). Spark: local[2], data "
+             "read from one parquet file; pandas and polars: the table in memory. Seconds "
+             "are medians over interleaved rounds; 'speed-up' is PipelineDP's median over "
+             "the row's.")
+    probe_line = (f"Rows the privkit Spark runs brought to the driver, per collect: at most "
+                  f"{max(collected):,}, one per occupied partition (input: {rows:,} rows).")
+    same_line = f"Same seed, pandas and Spark, 30,000 rows within the bounds: identical: {same}."
+    lines = [
+        *_header(f"analytics: scale ({rows:,} rows, {parts:,} partitions, {units:,} "
+                 "privacy units)"), intro, "",
         "| run | rounds | median s | speed-up over PipelineDP Spark | partitions released |",
-        "| --- | --- | --- | --- | --- |", *rows_out, "",
-        f"Rows the privkit Spark runs brought to the driver, per collect: max "
-        f"{max(collected)} (input: {rows:,} rows).",
-        f"Same seed, pandas and Spark, 30,000 rows within the bounds: identical table: "
-        f"{same}."]
+        "| --- | --- | --- | --- | --- |", *rows_out, "", probe_line, same_line]
     _write("scale", lines)
 
 
