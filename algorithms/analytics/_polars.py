@@ -1,11 +1,11 @@
 """The polars engine: contribution bounding and exact statistics as one lazy query.
 
 Bounding keeps, per privacy unit, the ``max_partitions`` (unit, partition) pairs with the
-lowest secret priority (polars' seeded hash of the pair), ranked at the pair level so the
-bound is exact whatever ties the hash has, and, per kept pair, the ``max_rows`` rows of
-lowest random priority (an ordinal rank, exact under ties too). The per-row integers are
-the same floating-point expressions as the pandas engine's, so both give the same exact
-table when they keep the same rows.
+lowest secret priority (polars' seeded hash of the pair, the key breaking ties, so the
+bound is exact whatever the hash does) and, per kept pair, the ``max_rows`` rows of
+lowest random priority (a seeded hash of the row's position; ties only decide which
+row). The per-row integers are the same floating-point expressions as the pandas
+engine's, so both give the same exact table when they keep the same rows.
 
 .. versionadded:: 0.3.0
 """
@@ -58,26 +58,41 @@ def _filtered(frame: pl.LazyFrame, bounding: Bounding) -> pl.LazyFrame:
 
 def aggregate(data: Any, bounding: Bounding) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """Bound the rows of a polars DataFrame (or LazyFrame) and aggregate them per
-    partition (see :func:`~._exact.assemble` for the tables returned)."""
+    partition (see :func:`~._exact.assemble` for the tables returned).
+
+    One sort by (unit, pair priority, key, row priority) puts each unit's pairs in
+    priority order and each pair's rows in random order; a pair's rank within its unit
+    and a row's rank within its pair are then differences of running counts (no window
+    over groups), and a partition's unit count is the number of kept pairs in it."""
     unit, by = bounding.privacy_unit, list(bounding.by)
     columns = list(dict.fromkeys([unit, *by, *bounding.value_columns]))
     salt = bounding.salt & _SEED_MASK
     frame = _filtered(data.lazy().select(columns), bounding)
-    frame = frame.with_columns(
-        pl.int_range(pl.len(), dtype=pl.UInt64).hash(seed=salt ^ 1).alias("__row_priority"))
-    pairs = (frame.select([unit, *by]).unique()
-             .with_columns(pl.struct([unit, *by]).hash(seed=salt).alias("__priority"))
-             .sort([unit, "__priority", *by])
-             .filter(pl.int_range(pl.len()).over(unit) < bounding.max_partitions)
-             .select([unit, *by]))
-    kept = (frame.join(pairs, on=[unit, *by], how="semi")
-            .filter(pl.col("__row_priority").rank("ordinal").over([unit, *by])
-                    <= bounding.max_rows)
+    index = pl.int_range(pl.len(), dtype=pl.UInt64)
+    first_of_unit = pl.col(unit).ne_missing(pl.col(unit).shift(1))
+    first_of_pair = pl.any_horizontal([first_of_unit] + [
+        pl.col(c).ne_missing(pl.col(c).shift(1)) for c in by])
+    pair_id = pl.col("__first_of_pair").cast(pl.UInt64).cum_sum()
+    kept = (frame
+            .with_columns(pl.struct([unit, *by]).hash(seed=salt).alias("__priority"),
+                          index.hash(seed=salt ^ 1).alias("__row_priority"))
+            .sort([unit, "__priority", *by, "__row_priority"])
+            .with_columns(first_of_unit.alias("__first_of_unit"),
+                          first_of_pair.alias("__first_of_pair"), index.alias("__index"))
+            .with_columns(pair_id.alias("__pair"))
+            .with_columns(
+                (pl.col("__pair") - pl.when("__first_of_unit").then("__pair")
+                 .forward_fill()).alias("__pair_rank"),
+                (pl.col("__index") - pl.when("__first_of_pair").then("__index")
+                 .forward_fill()).alias("__row_rank"))
+            .filter((pl.col("__pair_rank") < bounding.max_partitions)
+                    & (pl.col("__row_rank") < bounding.max_rows))
             .with_columns([measure_expression(m).alias(m.name)
                            for m in bounding.measures if m.kind != "count"]))
     sums = [pl.len().cast(pl.Int64).alias(m.name) if m.kind == "count"
             else pl.col(m.name).sum().alias(m.name) for m in bounding.summed]
-    per_partition = kept.group_by(by).agg(pl.col(unit).n_unique().alias(UNITS), *sums)
+    per_partition = kept.group_by(by).agg(
+        pl.col("__first_of_pair").cast(pl.Int64).sum().alias(UNITS), *sums)
     queries = [per_partition] + [
         kept.group_by([*by, m.name]).agg(pl.len().alias(ROWS)).rename({m.name: BUCKET})
         for m in bounding.bucketed]
