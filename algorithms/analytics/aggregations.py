@@ -37,8 +37,8 @@ class Statistic:
 
     ``kind`` is ``"count"`` (rows), ``"sum"`` (clamped values), ``"csum"`` (values minus
     the midpoint of the bounds), ``"csumsq"`` (their squares) or ``"buckets"`` (counts of
-    ``bins`` equal-width buckets of ``[lower, upper]``); ``weight`` is its share of the
-    aggregation budget (a public constant per kind, see :data:`WEIGHTS`).
+    ``bins`` equal-width buckets of ``[lower, upper]``); its share of the aggregation
+    budget is ``WEIGHTS[kind]`` (a public constant per kind).
     """
 
     kind: str
