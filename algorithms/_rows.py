@@ -29,7 +29,7 @@ def is_dask_array(X: Any) -> bool:
     return da is not None and isinstance(X, da.Array)
 
 
-def private_rows(X: Any, owner: str) -> Any:
+def private_rows(X: Any, owner: str, name: str = "X") -> Any:
     """The private rows as fit reads them: a float64 numpy array (or a dask array), 2-D
     with at least one column and any number of rows, zero included (under add-remove the
     row count is private, so it never decides whether fit succeeds).
@@ -41,10 +41,10 @@ def private_rows(X: Any, owner: str) -> Any:
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
-            raise check.fail("X", "an array with non-numeric entries", "a numeric 2-D "
+            raise check.fail(name, "an array with non-numeric entries", "a numeric 2-D "
                              "array (n_samples, n_features)", owner) from None
     if len(X.shape) != 2 or X.shape[1] < 1:
-        raise check.fail("X", f"a {len(X.shape)}-D array" if len(X.shape) != 2 else
+        raise check.fail(name, f"a {len(X.shape)}-D array" if len(X.shape) != 2 else
                          "an array without columns", "a 2-D array (n_samples, n_features) "
                          "with at least one feature", owner)
     return X

@@ -204,14 +204,23 @@ class NystromMap:
             A = X[i:i + SUB_BLOCK]
             factor = ball_factors(A, self.data_radius)
             if np.any(factor < 1.0):  # copy only when some row lies outside the ball
-                A = A * factor[:, None]
+                A = clip_to_ball(A, self.data_radius)
             F = np.matmul(self.kernel(A, self.landmarks), self.projection.T,
                           out=out[i:i + SUB_BLOCK])
-            F *= ball_factors(F, self.norm_bound)[:, None]
+            scale = ball_factors(F, self.norm_bound)
+            scale[factor == 0.0] = 0.0  # a non-finite input row: the zero feature vector
+            F *= scale[:, None]
+            if not scale.all():  # 0 * nan is nan: zero those rows outright
+                F[scale == 0.0] = 0.0
         return out
 
     def transform(self, X: Any) -> Any:
-        """phi(X): numpy in, numpy out; dask in, lazy dask out (same row blocks)."""
+        """phi(X): numpy in, numpy out; dask in, lazy dask out (same row blocks).
+
+        Rows beyond ``data_radius`` are clipped onto it; a row with a non-finite entry
+        maps to the zero feature vector (inside the feature bound, so the sensitivity
+        analyses that use ``norm_bound`` hold for it). Estimators validate query rows
+        before they call this; during ``fit`` it is the stated rule for private rows."""
         if not is_dask_array(X):
             X = np.asarray(X, dtype=np.float64)
         return map_row_blocks(X, self._transform_block, self.n_components, self.chunk_size)

@@ -233,7 +233,9 @@ def test_structure_errors_name_no_private_value_nor_the_row_count():
         with pytest.raises(InvalidParameterError) as info:
             DPKMeans(2, relation="add_remove").fit(X)
         text = str(info.value)
-        assert "123456" not in text and "abc" not in text and "(7" not in text
+        assert "123456" not in text
+        assert "abc" not in text
+        assert "(7" not in text
         assert info.value.__cause__ is None
         assert info.value.__context__ is None or info.value.__suppress_context__
 
@@ -263,7 +265,7 @@ def test_predict_refuses_bad_query_rows(query):
     """Queries are not private: a non-finite row or the wrong number of columns is a
     clear error, never a cluster."""
     km = DPKMeans(2, n_iter=1, random_state=0).fit(_blobs())
-    with pytest.raises(ValueError, match="NaN|infinity|features"):
+    with pytest.raises(ValueError, match=r"NaN|infinity|features"):
         km.predict(np.array(query))
 
 
@@ -284,7 +286,8 @@ def test_transcript_case_is_small_fast_and_private():
     import time
 
     case = DPKMeans.transcript_case()
-    assert case.relation is Neighbouring.ADD_REMOVE and len(case.X) <= 40
+    assert case.relation is Neighbouring.ADD_REMOVE
+    assert len(case.X) <= 40
     start = time.perf_counter()
     fitted = case.estimator.fit(case.X)
     assert time.perf_counter() - start < 0.5
