@@ -65,6 +65,9 @@ class TranscriptCase:
     claim
         ``"privkit"`` (privkit's guarantee; a violation is a bug) or ``"paper"`` (a source
         paper's claim privkit does not make).
+    methods
+        Query methods called on ``probes`` beyond the standard ones (for example
+        ``("witness",)``); optional.
     """
 
     estimator: Any = attrs.field(eq=False)
@@ -84,3 +87,4 @@ class TranscriptCase:
                                                                              eq=False)
     claim: str = attrs.field(default="privkit",
                              validator=attrs.validators.in_(("privkit", "paper")))
+    methods: tuple[str, ...] = attrs.field(default=(), converter=tuple, eq=False)
