@@ -5,7 +5,8 @@ approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), 
 system that draws its outputs, the neighbouring pair on which its privacy loss is
 largest, and the claim to test. Every registered mechanism with a
 :meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); algorithms
-register theirs with :func:`register`.
+register theirs with :func:`register`. Estimators audited end to end on their whole
+transcript are found (or registered) by :mod:`privkit.audits.estimators`.
 
 .. versionadded:: 0.1.0
 """
