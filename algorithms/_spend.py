@@ -19,11 +19,14 @@ from privkit.plan import Block
 __all__ = ["charge"]
 
 
-def charge(estimator: Any, block: Block, budget_filter: Any) -> None:
+def charge(estimator: Any, block: Block, budget_filter: Any, *,
+           delta: float | None = None) -> None:
     """Spend ``block`` on ``budget_filter`` (if given) before any noise is drawn; a block
     that does not fit raises :class:`~privkit.errors.BudgetExceededError` with nothing run.
+    ``delta``: the delta at which a block that is not pure DP is charged (the estimator's
+    own; ``BudgetFilter.spend(block, delta=...)``), ``None`` for a pure block.
     """
     if budget_filter is None:
         return
     check.instance("budget_filter", budget_filter, BudgetFilter, type(estimator).__name__)
-    budget_filter.spend(block)
+    budget_filter.spend(block, delta=delta)

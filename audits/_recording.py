@@ -11,13 +11,15 @@ and a continuous half.
   the case names) on the probe points, or the exception it raises;
 * the exception ``fit`` raised, if any (type and message, with its chained causes);
 * the warnings emitted (category and message) and the log records that reached the root
-  logger (logger, level and message), in order.
+  logger (logger, level and message), in order, and the text printed to standard output
+  and standard error.
 
 Each part has a discrete token (names, types, shapes, dtypes, labels, integers, booleans,
 strings, exception and warning texts: a hashable value compared for equality) and a
 vector of its floating-point values. Memory addresses in texts (``at 0x7f...``) are
-masked, so are integers equal to the fit's own ``random_state``, and random generators
-are recorded by type only: they differ from fit to fit whatever the data.
+masked, so are integers equal to the fit's own ``random_state`` and the ``random_state``
+of nested objects (a sub-estimator seeded from the fit's generator), and random
+generators are recorded by type only: they differ from fit to fit whatever the data.
 
 .. versionadded:: 0.3.0
 """
@@ -25,12 +27,13 @@ are recorded by type only: they differ from fit to fit whatever the data.
 from __future__ import annotations
 
 import enum
+import io
 import logging
 import re
 import types
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from typing import Any
 
 import attrs
@@ -183,7 +186,7 @@ class _Encoder:
             keys = [self.token(v, down, labels=True) for v in value]
             return (name, tuple(sorted(keys, key=repr)))
         if attrs.has(type(value)):
-            return (name, tuple((f.name, self.token(getattr(value, f.name), down))
+            return (name, tuple((f.name, self._field(f.name, getattr(value, f.name), down))
                                 for f in attrs.fields(type(value))))
         if hasattr(value, "__array__"):  # torch tensors, array-likes
             try:
@@ -194,8 +197,13 @@ class _Encoder:
                 return ("array-like", name, self._array(array, down, labels))
         fields = getattr(value, "__dict__", None)
         if isinstance(fields, dict):
-            return (name, tuple((k, self.token(v, down)) for k, v in fields.items()))
+            return (name, tuple((k, self._field(k, v, down)) for k, v in fields.items()))
         return ("repr", name, _scrub(repr(value))[:500])
+
+    def _field(self, name: str, value: Any, depth: int) -> Hashable:
+        """A nested object's field; a nested estimator's ``random_state`` (a seed drawn
+        from the fit's own generator) is masked like the fit's."""
+        return "random_state" if name == "random_state" else self.token(value, depth)
 
 
 def _exception_token(exc: BaseException) -> Hashable:
@@ -263,7 +271,9 @@ def record_transcript(estimator: Any, X: Any, y: Any = None, *, probes: Any = No
     catching the exception could.
     """
     parts: list[Part] = []
-    with warnings.catch_warnings(record=True) as caught, _captured_logs() as logs:
+    printed = io.StringIO()
+    with (warnings.catch_warnings(record=True) as caught, _captured_logs() as logs,
+          redirect_stdout(printed), redirect_stderr(printed)):
         warnings.simplefilter("always")
         try:
             if y is None:
@@ -271,7 +281,7 @@ def record_transcript(estimator: Any, X: Any, y: Any = None, *, probes: Any = No
             else:
                 estimator.fit(X, y, **(fit_params or {}))
         except Exception as exc:  # every failure is part of the transcript
-            parts.append(Part(name="fit raised", token=_exception_token(exc), values=_EMPTY))
+            parts.append(Part(name="fit", token=_exception_token(exc), values=_EMPTY))
         classifier = _has(estimator, "classes_")
         for name in public_attributes(estimator):
             try:
@@ -295,6 +305,7 @@ def record_transcript(estimator: Any, X: Any, y: Any = None, *, probes: Any = No
     parts.append(Part(name="warnings", values=_EMPTY, token=tuple(
         (_qualname(w.category), _scrub(str(w.message))) for w in caught)))
     parts.append(Part(name="log", token=tuple(logs.lines), values=_EMPTY))
+    parts.append(Part(name="printed", token=_scrub(printed.getvalue()), values=_EMPTY))
     return Transcript(parts=tuple(parts))
 
 

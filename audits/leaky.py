@@ -17,6 +17,7 @@ class                   channel         the mistake
 ``EchoesObjective``     record          an exception message echoes a noiseless value
 ``WarnsOnClipping``     beyond_bound    warns only when some row was clipped
 ``RefusesNonFinite``    non_finite      refuses a row with a NaN
+``LogsRowCount``        record          logs the number of rows under add-remove
 ======================  ==============  ===============================================
 
 Importing this module imports :mod:`privkit.algorithms` (scikit-learn).
@@ -26,6 +27,7 @@ Importing this module imports :mod:`privkit.algorithms` (scikit-learn).
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any, ClassVar
 
@@ -47,8 +49,8 @@ from privkit.guarantees import Guarantee, PureDP
 from privkit.mechanisms import Laplace
 from privkit.neighbouring import Neighbouring
 
-__all__ = ["LEAKY", "CountsRows", "EchoesObjective", "PrivateCentroids", "RefusesNonFinite",
-           "RefusesSmallData", "UniqueLabels", "WarnsOnClipping"]
+__all__ = ["LEAKY", "CountsRows", "EchoesObjective", "LogsRowCount", "PrivateCentroids",
+           "RefusesNonFinite", "RefusesSmallData", "UniqueLabels", "WarnsOnClipping"]
 
 _PARAMS = ("epsilon", "delta", "bound", "classes", "relation", "expected_size", "random_state")
 
@@ -344,7 +346,21 @@ class RefusesNonFinite(PrivateCentroids):
         return super()._rows(X)
 
 
+class LogsRowCount(PrivateCentroids):
+    """Declares add-remove (n private) and logs how many rows it fitted on."""
+
+    channel = "record"
+    leak = "a log line with n under add-remove"
+
+    def _publish(self, n: int) -> None:
+        logging.getLogger(__name__).warning("fitted on %d rows", n)
+
+    @classmethod
+    def _case_params(cls) -> dict[str, Any]:
+        return {"relation": "add_remove"}
+
+
 #: Every leaky toy by name; ``cls.channel`` is the channel that catches it.
 LEAKY: dict[str, type[PrivateCentroids]] = {cls.__name__: cls for cls in (
     UniqueLabels, CountsRows, RefusesSmallData, EchoesObjective, WarnsOnClipping,
-    RefusesNonFinite)}
+    RefusesNonFinite, LogsRowCount)}

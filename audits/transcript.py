@@ -26,7 +26,7 @@ the estimator and bounds its epsilon from below on a neighbouring pair of datase
 
 A part that differs with certainty between the sides (``classes_ = np.unique(y)`` on a
 record with a new label, a refusal that depends on n) separates every measured fit: at
-200 fits per side and 95% that certifies ``log(0.9817 / 0.0183) = 3.98``.
+200 fits per side and 95% that certifies ``log(0.9817 / 0.0183) = 3.98`` (at delta 0).
 
 The pairs come from the estimator's :class:`~privkit.algorithms._audit_case.TranscriptCase`
 (:mod:`privkit.audits.channels`); :func:`audit_channels` runs every channel of a case.
@@ -52,12 +52,12 @@ from privkit.audits.attacks import MIN_TRIALS, audit, seed_root
 from privkit.audits.channels import CHANNELS, channel_pair, check_case
 from privkit.audits.channels import channels as case_channels
 from privkit.audits.distinguishers import (
-    Best,
     Distinguisher,
     Histogram,
     Projection,
     Rule,
     Threshold,
+    _ranked_bounds,
 )
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.result import AuditResult
@@ -120,10 +120,9 @@ class Layout:
 def table(first: Sequence[Transcript], second: Sequence[Transcript]
           ) -> tuple[NDArray[np.float64], NDArray[np.float64], Layout]:
     """The transcripts of both sides as rows of numbers (see the module docstring)."""
-    names: dict[str, None] = {}
-    for transcript in (*first, *second):
-        names.update(dict.fromkeys(transcript.names))
-    order = list(names)
+    # sorted names: the order of the candidates (and so the tie-breaking) then depends on
+    # which parts exist, not on which fit showed one first (a measured fit, perhaps)
+    order = sorted({name for transcript in (*first, *second) for name in transcript.names})
     widths = dict.fromkeys(order, 0)
     for transcript in (*first, *second):
         for part in transcript.parts:
@@ -176,17 +175,33 @@ class _Columns(Distinguisher):
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
-        columns = self.columns
-        if len(columns) > _MAX_WIDTH:
+        columns, centre, scale = self.columns, 0.0, 1.0
+        if self.texts is None:
+            # floating-point values: the varying columns, standardised on these rows (a
+            # fixed affine map once chosen), screened to the most different ones if many
             a, b = (np.asarray(s, dtype=float)[:, columns] for s in (first, second))
-            spread = np.sqrt((a.var(axis=0) + b.var(axis=0)) / 2.0) + 1e-300
-            score = np.abs(a.mean(axis=0) - b.mean(axis=0)) / spread
-            columns = [columns[i] for i in np.argsort(-score, kind="stable")[:_MAX_WIDTH]]
-        rule = self.inner.fit(self._view(first, columns), self._view(second, columns),
-                              delta=delta, confidence=confidence)
+            pooled = np.concatenate([a, b])
+            keep = np.flatnonzero(np.ptp(pooled, axis=0) > 0)
+            if keep.size > _MAX_WIDTH:
+                spread = np.sqrt((a.var(axis=0) + b.var(axis=0)) / 2.0)[keep] + 1e-300
+                score = np.abs(a.mean(axis=0) - b.mean(axis=0))[keep] / spread
+                keep = keep[np.argsort(-score, kind="stable")[:_MAX_WIDTH]]
+            columns = [columns[i] for i in keep] or columns[:1]
+            centre = pooled[:, keep].mean(axis=0) if keep.size else 0.0
+            scale = pooled[:, keep].std(axis=0) if keep.size else 1.0
+
+        def view(x: NDArray[Any]) -> NDArray[Any]:
+            return (self._view(x, columns) - centre) / scale
+
+        try:
+            rule = self.inner.fit(view(first), view(second), delta=delta,
+                                  confidence=confidence)
+        except np.linalg.LinAlgError:  # collinear values: no projection, the empty set
+            return Rule(contains=lambda x: np.zeros(len(x), dtype=bool),
+                        description=f"{self.label}: no projection (collinear values)")
 
         def contains(x: NDArray[Any]) -> NDArray[np.bool_]:
-            result: NDArray[np.bool_] = np.asarray(rule.contains(self._view(x, columns)),
+            result: NDArray[np.bool_] = np.asarray(rule.contains(view(x)),
                                                    dtype=bool).reshape(len(x))
             return result
 
@@ -202,16 +217,27 @@ class _Columns(Distinguisher):
 
 
 class TranscriptParts(Distinguisher):
-    """The rejection set for transcript rows laid out by ``layout`` (:func:`table`): the
-    best on held-out selection rows (:class:`~privkit.audits.Best`) of
+    """The rejection set for transcript rows laid out by ``layout`` (:func:`table`), the
+    best on held-out selection rows of
 
     * a likelihood-ratio set (:class:`~privkit.audits.Histogram`) over the classes of
       each discrete part, and over the classes of the whole discrete half;
-    * a threshold (one value) or a Fisher projection (several; screened to the 32 most
-      different coordinates first) of each part's floating-point values, and of all of
-      them together.
+    * a threshold (one value) or a Fisher projection (several; standardised, and
+      screened to the 32 most different coordinates) of each part's floating-point
+      values, and of all of them together.
 
-    Only parts that vary among the selection rows are candidates.
+    Only parts that vary among the selection rows are candidates, on the columns that
+    vary there: the table's layout is computed from every fit, but what a candidate reads
+    and in which order the candidates come (the parts' sorted names) depend on the
+    selection rows alone, so the rule is fixed before any measured fit is looked at. As in
+    :class:`~privkit.audits.Best`, each is fitted on 3/4 of the selection rows, scored on
+    the other 1/4, and the winner refitted on all of them. The score is the candidate's
+    bound on the held-out rows projected to the measured size, then (where that is 0 for
+    every candidate, as it is on a few held-out rows) the log ratio of its two held-out
+    frequencies with half a count added: a part that separates the held-out rows wins
+    even when there are too few of them to certify anything. Ties go to the first
+    candidate: the discrete parts come first (their rules read best: "classes_ is
+    [0, 1, 2]").
     """
 
     name = "transcript parts"
@@ -226,36 +252,46 @@ class TranscriptParts(Distinguisher):
         return told
 
     def candidates(self, pooled: NDArray[np.float64]) -> list[Distinguisher]:
-        """The candidate sets' distinguishers, for these (pooled selection) rows: the
-        floating-point ones first (ties on the held-out rows go to the first)."""
-        continuous: list[Distinguisher] = []
-        varying: list[int] = []
-        for label, start, width in self.layout.blocks:
-            columns = list(range(start, start + width))
-            if np.any(np.ptp(pooled[:, columns], axis=0) > 0):
-                varying += columns
-                inner = Threshold() if width == 1 else Projection()
-                continuous.append(_Columns(label, columns, inner))
-        if len(continuous) > 1:
-            continuous.insert(0, _Columns("every floating-point value", varying,
-                                          Projection()))
-        discrete: list[Distinguisher] = [
+        """The candidates for these (pooled selection) rows: the discrete parts, then the
+        floating-point ones, the projection of all of them last."""
+        found: list[Distinguisher] = [
             _Columns(label, [j], Histogram(), self.layout.texts[j])
             for j, label in enumerate(self.layout.discrete)
             if np.unique(pooled[:, j]).size > 1]
-        return continuous + discrete
+        varying: list[int] = []
+        for label, start, width in self.layout.blocks:
+            columns = [c for c in range(start, start + width) if np.ptp(pooled[:, c]) > 0]
+            if columns:
+                varying += columns
+                inner = Threshold() if len(columns) == 1 else Projection()
+                found.append(_Columns(label, columns, inner))
+        if len(varying) > 1:
+            found.append(_Columns("every floating-point value", varying, Projection()))
+        return found
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
         found = self.candidates(np.concatenate([a, b]))
+        if self.trials is not None:
+            found = [c.for_trials(self.trials) for c in found]
         if not found:
             return Rule(contains=lambda x: np.zeros(len(x), dtype=bool),
                         description="no part of the transcript varies: the empty set")
-        chooser: Distinguisher = found[0] if len(found) == 1 else Best(*found)
-        if self.trials is not None:
-            chooser = chooser.for_trials(self.trials)
-        return chooser.fit(a, b, delta=delta, confidence=confidence)
+        cut_a, cut_b = (3 * len(a)) // 4, (3 * len(b)) // 4
+        scores = []
+        for candidate in found:
+            rule = candidate.fit(a[:cut_a], b[:cut_b], delta=delta, confidence=confidence)
+            counts = [int(np.sum(rule.contains(side))) for side in (a[cut_a:], b[cut_b:])]
+            sizes = [len(a) - cut_a, len(b) - cut_b]
+            h, o = (1, 0) if rule.swapped else (0, 1)
+            bound = float(_ranked_bounds(counts[h], sizes[h], counts[o], sizes[o], delta=delta,
+                                         confidence=confidence, trials=self.trials))
+            smoothed = (np.log(max((counts[h] + 0.5) / (sizes[h] + 1.0) - delta, 1e-300))
+                        - np.log((counts[o] + 0.5) / (sizes[o] + 1.0)))
+            scores.append((bound, float(smoothed)))
+        winner = scores.index(max(scores))
+        return found[winner].fit(a, b, delta=delta, confidence=confidence)
 
 
 @attrs.frozen(kw_only=True)
@@ -269,7 +305,12 @@ class TranscriptResult(AuditResult):
     classes_declared: bool | None = None
     #: Whose claim: "privkit" (a violation is a bug) or "paper" (see TranscriptCase).
     claim: str = "privkit"
-    seconds_per_fit: float = 0.0
+    seconds_per_fit: float = attrs.field(default=0.0, eq=False)
+    #: How many channels the result stands for (one, or all of a case's in the rows of
+    #: ``privkit audit``, :func:`privkit.audits.estimators.run_estimator`).
+    channels: int = 1
+    #: Every fit made for the result, on both sides (the warm-up fits excepted).
+    fits_run: int = 0
 
     @property
     def separated(self) -> bool:
@@ -294,8 +335,11 @@ def _fresh(estimator: Any, seed: int, owner: str) -> Any:
 
 
 def _record(case: Any, data: tuple[Any, Any], seed: int, owner: str) -> Transcript:
-    X, y = data
-    return record_transcript(_fresh(case.estimator, seed, owner), X, y, probes=case.probes,
+    """One fit's transcript, on copies of the data and probes (a fit that changed its
+    input in place would otherwise change every later fit's)."""
+    X, y = (None if a is None else np.array(a, copy=True) for a in data)
+    probes = np.array(case.probes, copy=True)
+    return record_transcript(_fresh(case.estimator, seed, owner), X, y, probes=probes,
                              fit_params=case.fit_params, methods=case.methods,
                              random_state=seed)
 
@@ -360,7 +404,7 @@ def audit_estimator(case: Any, channel: str | NeighbouringPair, *, fits: int = D
     fits : int, default 200
         Measured fits per side (at least 10), each with a fresh ``random_state``.
     selection_fits : int, optional
-        Fits per side that choose the rejection set, on top (default ``fits // 2``).
+        Fits per side that choose the rejection set, on top (default ``fits // 4``).
     confidence : float
         The probability that the reported lower bound is valid.
     rng : seed, SeedSequence or Generator
@@ -374,13 +418,23 @@ def audit_estimator(case: Any, channel: str | NeighbouringPair, *, fits: int = D
     TranscriptResult
         Against the case's claim ``(case.epsilon, case.delta)``; ``verdict`` is
         "violation" only when the lower bound exceeds it.
+
+    Examples
+    --------
+    A toy classifier that publishes ``classes_ = np.unique(y)``, on a record with a label
+    no other record has:
+
+    >>> from privkit.audits.leaky import UniqueLabels
+    >>> result = audit_estimator(UniqueLabels.transcript_case(), "new_label", rng=0)
+    >>> result.verdict, result.separated, round(result.lower_bound, 2)
+    ('violation', True, 3.97)
     """
     owner = "audit_estimator"
     check_case(case, owner)
     n = check.positive_int("fits", fits, owner)
     if n < MIN_TRIALS:
         raise check.fail("fits", fits, f"an integer >= {MIN_TRIALS} (fits per side)", owner)
-    select = max(2, n // 2) if selection_fits is None else check.positive_int(
+    select = max(2, n // 4) if selection_fits is None else check.positive_int(
         "selection_fits", selection_fits, owner)
     if select < 2:
         raise check.fail("selection_fits", selection_fits, "an integer >= 2", owner)
@@ -409,7 +463,7 @@ def audit_estimator(case: Any, channel: str | NeighbouringPair, *, fits: int = D
     fields["pair"] = pair
     return TranscriptResult(**fields, estimator=estimator, channel=label,
                             classes_declared=declared, claim=case.claim,
-                            seconds_per_fit=seconds)
+                            seconds_per_fit=seconds, fits_run=2 * (n + select))
 
 
 def audit_channels(case: Any, *, channels: Sequence[str] | None = None,
