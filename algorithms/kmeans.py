@@ -382,7 +382,8 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         d = int(X.shape[1])
         plan = self._plan(d)
         sum_block, count_block = self.iteration_blocks(d)
-        charge(self, plan, budget_filter)
+        charge(self, plan, budget_filter,
+               delta=float(self.delta) if self.noise == "gaussian" else None)
         rng = np.random.default_rng(self.random_state)
         centroids = self.initial_centroids(d, rng)
         r = float(self.data_radius)
@@ -418,6 +419,11 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         new = centroids.copy()
         new[ok] = sums[ok] / counts[ok, None]
         return clip_to_ball(new, self.data_radius)
+
+    def fit_predict(self, X: Any, y: Any = None, budget_filter: Any = None) -> Any:
+        """``fit(X)`` then ``predict(X)``. There is no ``labels_``: each private row's
+        cluster is not a release; the caller, who holds X, gets the predictions."""
+        return self.fit(X, budget_filter=budget_filter).predict(X)
 
     def predict(self, X: Any) -> Any:
         """The index of the nearest released centroid for each query row (finite rows of

@@ -240,24 +240,27 @@ def test_structure_errors_name_no_private_value_nor_the_row_count():
         assert info.value.__context__ is None or info.value.__suppress_context__
 
 
-@pytest.mark.parametrize(("noise", "delta", "accountant"), [("laplace", 0.0, "basic"),
-                                                             ("gaussian", 1e-5, "zcdp")])
-def test_fit_spends_its_plan_on_a_budget_filter_before_any_noise(noise, delta, accountant):
-    """The plan is spent once per fit; a fit that does not fit the filter is refused
-    with nothing recorded and no attribute set."""
+@pytest.mark.parametrize(("noise", "delta"), [("laplace", 0.0), ("gaussian", 1e-5)])
+def test_fit_spends_its_plan_on_a_budget_filter_before_any_noise(noise, delta):
+    """The plan is spent once per fit, at the estimator's delta when it is not pure (the
+    filter's accountant prices it: basic composition of the Gaussian blocks costs more
+    than the tight 1.0); a fit that does not fit the filter is refused with nothing
+    recorded and no attribute set."""
     from privkit import BudgetFilter
     from privkit.errors import BudgetExceededError
 
-    budget = BudgetFilter(epsilon=1.1, delta=1e-4, accountant=accountant)
     kw = dict(epsilon=1.0, delta=delta, noise=noise, n_iter=2, random_state=0)
+    plan = DPKMeans(2, **kw).plan(n_samples=40, n_features=2)
+    price = BudgetFilter(epsilon=10.0, delta=1e-4).cost(plan, delta=delta or None).epsilon
+    budget = BudgetFilter(epsilon=1.5 * price, delta=1e-4)
     DPKMeans(2, **kw).fit(_blobs(), budget_filter=budget)
-    spent = budget.spent.epsilon
-    assert 0.5 < spent <= 1.0 + 1e-9
+    assert budget.spent.epsilon == pytest.approx(price)
+    assert price >= 1.0 - 1e-9
     again = DPKMeans(2, **kw)
     with pytest.raises(BudgetExceededError):
         again.fit(_blobs(), budget_filter=budget)
     assert not hasattr(again, "cluster_centers_")
-    assert budget.spent.epsilon == spent
+    assert budget.spent.epsilon == pytest.approx(price)
 
 
 @pytest.mark.parametrize("query", [[[np.nan, 0.0]], [[0.0, np.inf]], [[0.0, 0.0, 0.0]]])
@@ -280,17 +283,13 @@ def test_predict_refuses_a_non_finite_dask_query_row():
         km.predict(da.from_array(_blobs(6), chunks=(3, 2))).compute(), km.predict(_blobs(6)))
 
 
-def test_transcript_case_is_small_fast_and_private():
-    """The declared case fits in a few milliseconds on a few dozen rows, under the
-    relation its claim is made for, and its claim is the guarantee_ a fit reports."""
-    import time
-
+def test_transcript_case_is_small_and_private():
+    """The declared case is a few dozen rows, under the relation its claim is made for,
+    and its claim is the guarantee_ a fit reports."""
     case = DPKMeans.transcript_case()
     assert case.relation is Neighbouring.ADD_REMOVE
     assert len(case.X) <= 40
-    start = time.perf_counter()
     fitted = case.estimator.fit(case.X)
-    assert time.perf_counter() - start < 0.5
     assert fitted.guarantee_.epsilon_at(case.delta) == pytest.approx(case.epsilon, rel=1e-6)
     assert np.linalg.norm(case.beyond_bound) > fitted.data_radius
     assert np.linalg.norm(case.at_bound) == pytest.approx(fitted.data_radius)
