@@ -71,6 +71,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
@@ -79,7 +80,7 @@ from privkit.neighbouring import Neighbouring
 
 from ._audit_case import TranscriptCase
 from ._labels import declared_classes, label_budget, release_label_set
-from ._rows import private_rows, query_rows
+from ._rows import private_labels, private_rows, query_rows
 from .nystrom import KMeansNystromClassifier
 
 __all__ = ["DPKSVMEL", "DPKSVMELCorrected", "audit_case"]
@@ -195,9 +196,7 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                              "certifies no guarantee for DPKSVMEL, so it has nothing to "
                              "spend; DPKSVMELCorrected is private")
         X = private_rows(X, owner)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise check.fail("y", f"a {y.ndim}-D array", "one label per row of X", owner)
+        y = private_labels(y, int(X.shape[0]), owner)
         rng = np.random.default_rng(self.random_state)
         with Ledger():
             labels = release_label_set(
@@ -205,9 +204,9 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 delta=float(self.delta), relation=Neighbouring.REPLACE_ONE, rng=rng,
                 stage_uses_delta=False, owner=owner)
         if labels.classes.size > 2:
-            raise check.fail("classes", None, "2 labels", owner, "the released label set "
-                             f"has {labels.classes.size}; DPKSVMEL is a binary classifier: "
-                             "declare the two labels")
+            raise check.fail("classes", None, "2 labels", owner, "Only binary "
+                             "classification is supported. The released label set has "
+                             f"{labels.classes.size}: declare the two labels")
         self.classes_ = labels.classes
         eps_rest = eps - labels.epsilon
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
@@ -278,6 +277,7 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def predict(self, X: Any) -> NDArray[Any]:
         """The label of each query row: by the sign of :meth:`decision_function`, or the
         one released label."""
+        check_is_fitted(self)
         if self.classes_.size < 2:
             if self.classes_.size == 0:
                 raise check.fail("classes_", "no label", "at least one released label",
@@ -287,6 +287,11 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         out: NDArray[Any] = np.where(self.decision_function(X) > 0, self.classes_[1],
                                      self.classes_[0])
         return out
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # the paper's algorithm is binary
+        return tags
 
     @classmethod
     def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
@@ -315,21 +320,40 @@ class DPKSVMELCorrected(KMeansNystromClassifier):
     """The nearest epsilon-DP variant of DPKSVMEL (module docstring, with the proof).
 
     :class:`~privkit.algorithms.nystrom.KMeansNystromClassifier` with the paper's kernel
-    (RBF, gamma = 1 / n_features), pure DP (Laplace DPLloyd, ``delta = 0``) and output
-    perturbation; ``n_components`` plays the role of the number of released support
-    points. ``paper_claim_`` is the paper's ``PureDP(epsilon)`` and ``guarantee_`` is
-    privkit's for what ran; they agree.
+    (RBF, gamma = 1 / n_features), a pure-DP stage (Laplace DPLloyd and output
+    perturbation) and ``n_components`` playing the role of the number of released
+    support points. ``paper_claim_`` is the paper's ``PureDP(epsilon)``; ``guarantee_``
+    is privkit's for what ran, and they agree when ``classes`` is declared.
+
+    Public and private
+    ------------------
+    As :class:`~privkit.algorithms.nystrom.KMeansNystromClassifier`. The label set is
+    public when ``classes`` is given (then the whole model is pure epsilon-DP, as the
+    paper's claim); without it, it is released privately at ``LABEL_SHARE`` of epsilon
+    and at ``delta``, which must then be > 0 (a label set cannot be released under pure
+    DP), and the stage stays pure at the rest: ``(epsilon, delta)``-DP end to end.
     """
 
-    def __init__(self, n_components: int = 16, *, epsilon: float = 1.0,
-                 data_radius: float = 1.0, n_iter: int = 3, count_share: float = 0.2,
-                 kmeans_share: float = 0.5, regularization: float = 1e-2,
-                 huber_h: float = 0.5, tol: float = 1e-8, random_state: Any = None) -> None:
-        super().__init__(n_components, epsilon=epsilon, delta=0.0, kernel="rbf",
-                         data_radius=data_radius, n_iter=n_iter, count_share=count_share,
-                         kmeans_share=kmeans_share, learner="output",
-                         regularization=regularization, huber_h=huber_h, tol=tol,
-                         random_state=random_state)
+    def __init__(self, n_components: int = 16, *, epsilon: float = 1.0, delta: float = 0.0,
+                 classes: Any = None, data_radius: float = 1.0, n_iter: int = 3,
+                 count_share: float = 0.2, kmeans_share: float = 0.5,
+                 regularization: float = 1e-2, huber_h: float = 0.5, tol: float = 1e-8,
+                 random_state: Any = None) -> None:
+        super().__init__(n_components, epsilon=epsilon, delta=delta, classes=classes,
+                         kernel="rbf", data_radius=data_radius, n_iter=n_iter,
+                         count_share=count_share, kmeans_share=kmeans_share,
+                         learner="output", regularization=regularization, huber_h=huber_h,
+                         tol=tol, random_state=random_state)
+
+    def _stage_uses_delta(self) -> bool:
+        return False
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """:meth:`KMeansNystromClassifier.transcript_case` with the paper's kernel (gamma
+        = 1/2) and a pure stage: declared, ``classes=[0, 1, 2]`` at epsilon 1 and delta 0;
+        released, epsilon 20 and delta 1e-5 (the label release's)."""
+        return cls._case(declare_classes, {}, delta=0.0)
 
 
 def _audit_data(k: int) -> tuple[NDArray[np.float64], NDArray[np.int64], int]:

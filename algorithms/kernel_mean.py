@@ -21,7 +21,7 @@ Three feature maps (``feature_map``)
 * ``"kmeans_nystrom"``: DP K-means (:class:`~privkit.algorithms.kmeans.DPKMeans`) on the
   same private data spends ``kmeans_share`` of the budget, then the Nyström map of the
   private centroids (post-processing); ``||phi(x)|| <= kappa`` (see
-  :mod:`privkit.algorithms.nystrom`).
+  :mod:`privkit.algorithms.nystrom_map`).
 * ``"nystrom"``: a Nyström map on landmarks that the caller passes as ``landmarks`` and
   declares **public**. A uniform subsample of the private data is *not* public: the
   landmarks are part of the released map (Williams and Seeger's map needs them to
@@ -87,7 +87,7 @@ from ._audit_case import TranscriptCase
 from ._rows import private_rows, query_rows
 from ._spend import charge
 from .kmeans import DPKMeans, row_block_sums
-from .nystrom import Kernel, NystromMap
+from .nystrom_map import Kernel, NystromMap
 from .random_features import RandomFourierFeatures
 
 __all__ = [
@@ -398,7 +398,8 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         first, count = self.mean_blocks(n_samples=public_n, n_features=d)
         seeds = np.random.SeedSequence(self.random_state).spawn(3)
         fmap = self._public_map(d, np.random.default_rng(seeds[0]))
-        charge(self, plan, budget_filter)
+        charge(self, plan, budget_filter,
+               delta=float(self.delta) if self.noise == "gaussian" else None)
         rng = np.random.default_rng(seeds[2])
         with Ledger() as ledger:
             if fmap is None:

@@ -61,7 +61,8 @@ def test_corrected_is_pure_dp_and_accounted():
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, size=(400, 4))
     y = (np.sum(X ** 2, axis=1) > 1.3).astype(int)
-    m = DPKSVMELCorrected(8, epsilon=1.0, data_radius=2.0, random_state=0).fit(X, y)
+    m = DPKSVMELCorrected(8, epsilon=1.0, classes=[0, 1], data_radius=2.0,
+                          random_state=0).fit(X, y)
     assert m.guarantee_.epsilon_at(0.0) == pytest.approx(1.0)
     assert m.paper_claim_.epsilon == 1.0
     assert m.ledger_.compare(m.plan_).matches
@@ -133,7 +134,7 @@ def test_with_no_released_label_predict_says_so_without_values():
 def test_more_than_two_released_labels_is_a_clear_error():
     X, y, _ = _audit_data(40)
     y3 = np.arange(len(y)) % 3
-    with pytest.raises(InvalidParameterError, match="binary") as info:
+    with pytest.raises(InvalidParameterError, match="Only binary") as info:
         DPKSVMEL(epsilon=30.0, delta=1e-5, random_state=0).fit(X, y3)
     assert "0." not in str(info.value)
 
@@ -161,3 +162,23 @@ def test_transcript_case_claims_the_papers_guarantee():
         fitted = case.estimator.set_params(random_state=0).fit(case.X, case.y)
         assert fitted.paper_claim_.epsilon_at(case.delta) == pytest.approx(case.epsilon)
         assert fitted.predict(case.probes).shape == (len(case.probes),)
+
+
+def test_corrected_with_a_private_label_set_is_private_end_to_end():
+    """Without classes, the label set is released at LABEL_SHARE of epsilon and at
+    delta; the stage stays pure (Laplace DPLloyd, output perturbation) at the rest, so
+    the whole model, classes_ included, is (epsilon, delta)-DP; with delta 0 it is
+    refused before the data are read."""
+    from privkit.mechanisms import Laplace
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(400, 4))
+    y = (np.sum(X ** 2, axis=1) > 1.3).astype(int)
+    m = DPKSVMELCorrected(8, epsilon=5.0, delta=1e-6, data_radius=2.0,
+                          random_state=0).fit(X, y)
+    np.testing.assert_array_equal(m.classes_, [0, 1])
+    assert m.guarantee_.epsilon_at(1e-6) == pytest.approx(5.0, rel=1e-3)
+    assert m.ledger_.compare(m.plan_).matches
+    assert isinstance(m.kmeans_.iteration_blocks(4)[0], Laplace)
+    with pytest.raises(InvalidParameterError, match="classes"):
+        DPKSVMELCorrected().fit(object(), object())

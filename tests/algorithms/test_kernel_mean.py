@@ -356,13 +356,9 @@ def test_fit_spends_its_plan_on_a_budget_filter():
     assert not hasattr(again, "embedding_")
 
 
-def test_transcript_case_fits_fast_and_claims_its_guarantee():
-    import time
-
+def test_transcript_case_claims_its_guarantee():
     case = PrivateKernelMean.transcript_case()
     assert case.relation is Neighbouring.ADD_REMOVE
-    start = time.perf_counter()
     fitted = case.estimator.fit(case.X)
-    assert time.perf_counter() - start < 0.5
     assert fitted.guarantee_.epsilon_at(case.delta) == pytest.approx(case.epsilon, rel=1e-6)
     assert fitted.witness(case.probes).shape == (len(case.probes),)
