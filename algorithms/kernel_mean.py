@@ -86,7 +86,7 @@ from privkit.plan import Block, PostProcess, Sequential
 from ._audit_case import TranscriptCase
 from ._rows import private_rows, query_rows
 from ._spend import charge
-from .kmeans import DPKMeans, row_block_sums
+from .kmeans import DPKMeans, certified, row_block_sums
 from .nystrom_map import Kernel, NystromMap
 from .random_features import RandomFourierFeatures
 
@@ -421,7 +421,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         self.n_features_in_ = d
         self.plan_ = plan
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = tightest(plan, delta=self.delta).guarantee
+        self.guarantee_: Guarantee = certified(plan, float(self.delta))
         claim: Guarantee | None = None
         if self.feature_map == "rff" and self.noise == "gaussian":
             claim = ApproxDP(epsilon=self.epsilon, delta=self.delta)

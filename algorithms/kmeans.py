@@ -89,6 +89,7 @@ __all__ = [
     "DPKMeans",
     "ball_factors",
     "block_statistics",
+    "certified",
     "clip_to_ball",
     "is_dask_array",
     "kmeans_sensitivities",
@@ -238,6 +239,15 @@ def kmeans_sensitivities(radius: float, n_features: int, relation: Neighbouring,
         raise check.fail("norm", norm, "Norm.L1 or Norm.L2", "kmeans_sensitivities")
     return (Sensitivity(value=s, norm=norm, relation=relation),
             Sensitivity(value=c, norm=norm, relation=relation))
+
+
+@functools.lru_cache(maxsize=512)
+def certified(plan: Block, delta: float) -> Guarantee:
+    """privkit's tightest accountant's guarantee for ``plan`` at ``delta``, memoised: a
+    pure function of the plan (public parameters only), which every fit with the same
+    parameters would otherwise recompute (the PLD accountant takes seconds at a large
+    epsilon). The kernel estimators report it as ``guarantee_``."""
+    return tightest(plan, delta=delta).guarantee
 
 
 class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
@@ -403,10 +413,10 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         self.plan_ = plan
         self.ledger_ = ledger
         if self.noise == "gaussian":
-            self.guarantee_: Guarantee = tightest(plan, delta=self.delta).guarantee
+            self.guarantee_: Guarantee = certified(plan, float(self.delta))
             self.paper_claim_: Guarantee | None = None
         else:
-            self.guarantee_ = tightest(plan, delta=0.0).guarantee
+            self.guarantee_ = certified(plan, 0.0)
             self.paper_claim_ = PureDP(epsilon=self.epsilon)
         return self
 

@@ -293,3 +293,14 @@ def test_transcript_case_is_small_and_private():
     assert fitted.guarantee_.epsilon_at(case.delta) == pytest.approx(case.epsilon, rel=1e-6)
     assert np.linalg.norm(case.beyond_bound) > fitted.data_radius
     assert np.linalg.norm(case.at_bound) == pytest.approx(fitted.data_radius)
+
+
+def test_certified_is_the_tightest_accountants_guarantee_memoised():
+    """certified(plan, delta) is tightest(plan, delta).guarantee, computed once per plan."""
+    from privkit.algorithms.kmeans import certified
+
+    plan = DPKMeans(3, epsilon=0.9, delta=1e-6, n_iter=3).plan(n_samples=10, n_features=4)
+    before = certified.cache_info().hits
+    assert certified(plan, 1e-6) == tightest(plan, delta=1e-6).guarantee
+    assert certified(plan, 1e-6) is certified(plan, 1e-6)
+    assert certified.cache_info().hits >= before + 2
