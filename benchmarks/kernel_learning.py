@@ -83,7 +83,8 @@ def scale(args: argparse.Namespace) -> None:
                      f"(certified {eps_cert:.3f}) | 1/n | {fit_time:.1f} | {cpu:.1f} | "
                      f"{acc:.4f} |")
         print(lines[-1], flush=True)
-    lin = OutputPerturbationClassifier(epsilon=1.0, regularization=args.regularization,
+    lin = OutputPerturbationClassifier(epsilon=1.0, classes=[0, 1],
+                                       regularization=args.regularization,
                                        row_norm_bound=radius, tol=1e-6, random_state=0)
     t, c = time.perf_counter(), time.process_time()
     lin.fit(X, y)
