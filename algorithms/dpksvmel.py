@@ -208,7 +208,7 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                              "classification is supported. The released label set has "
                              f"{labels.classes.size}: declare the two labels")
         self.classes_ = labels.classes
-        eps_rest = eps - labels.epsilon
+        eps_rest = labels.rest(eps, float(self.delta))[0]
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         self.n_features_in_ = int(X.shape[1])
         self.guarantee_: Guarantee | None = None

@@ -205,9 +205,10 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
                              owner=type(self).__name__)
 
     def _stage_budget(self, labels: LabelSet) -> tuple[float, float]:
-        """The learning stage's (epsilon, delta): what the label release leaves."""
-        delta = float(self.delta) - labels.delta if self._stage_uses_delta() else 0.0
-        return float(self.epsilon) - labels.epsilon, delta
+        """The learning stage's (epsilon, delta): what the label release leaves
+        (:meth:`LabelSet.rest`; no delta for a pure stage)."""
+        epsilon, delta = labels.rest(float(self.epsilon), float(self.delta))
+        return epsilon, delta if self._stage_uses_delta() else 0.0
 
     def _kernel(self) -> Kernel:
         return Kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
