@@ -53,9 +53,10 @@ from privkit.algorithms.erm import (
 )
 from privkit.algorithms.federated import FedDPDRDPMLClassifier, Participant, Server
 from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
-from privkit.algorithms.kernel_mean import PrivateKernelMean, private_mmd_test
+from privkit.algorithms.kernel_mean import PrivateKernelMean
 from privkit.algorithms.kmeans import DPKMeans
 from privkit.algorithms.lp_svm import LPSVMClassifier
+from privkit.algorithms.mmd_test import private_mmd_test
 from privkit.algorithms.nystrom import (
     Kernel,
     KMeansNystromClassifier,

@@ -36,7 +36,6 @@ from numpy.typing import NDArray
 
 from privkit import _validation as check
 from privkit.algorithms._audit_case import TranscriptCase
-from privkit.algorithms._bounds import ClippedRowsWarning
 from privkit.algorithms._labels import (
     LabelSet,
     declared_classes,
@@ -316,6 +315,10 @@ class EchoesObjective(PrivateCentroids):
     def fit(self, X: Any, y: Any, budget_filter: Any = None) -> PrivateCentroids:
         self._last_X = np.asarray(X, dtype=float)
         return super().fit(X, y, budget_filter)
+
+
+class ClippedRowsWarning(UserWarning):
+    """The toy's own warning (privkit's estimators no longer have one: branch lin)."""
 
 
 class WarnsOnClipping(PrivateCentroids):

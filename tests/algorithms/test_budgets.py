@@ -53,9 +53,10 @@ ESTIMATORS = [
     (LPSVMClassifier(epsilon=1.0, classes=[0, 1], random_state=0), 2),
     (LPSVMClassifier(epsilon=4.0, random_state=0), 2),
     (DPKMeans(4, epsilon=0.7, delta=1e-5, random_state=0), 2),
-    (KMeansNystromClassifier(8, epsilon=0.7, delta=1e-5, random_state=0), 3),
+    (KMeansNystromClassifier(8, epsilon=0.7, delta=1e-5, classes=[0, 1, 2], random_state=0),
+     3),
     (PrivateKernelMean(epsilon=0.7, delta=1e-5, random_state=0), 2),
-    (DPKSVMELCorrected(epsilon=0.7, random_state=0), 2),
+    (DPKSVMELCorrected(epsilon=0.7, classes=[0, 1], random_state=0), 2),
     pytest.param(DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sampling_rate=0.1, epochs=2,
                                 random_state=0), 2, marks=pytest.mark.slow),
 ]

@@ -15,6 +15,16 @@ Expected failures, and why:
   checks fit on one-feature data, so they run with ``n_components=1``; projecting the
   check's 2-feature, 3-class blobs on a single (private) direction cannot separate
   three classes to 83%, with or without privacy.
+* The same three for the kernel family's classifiers (``KMeansNystromClassifier``,
+  ``DPKSVMEL``), and ``check_estimators_nan_inf`` for ``DPKMeans`` and
+  ``PrivateKernelMean`` (a non-finite row is their null record). Also for the kernel
+  family: ``check_estimators_empty_data_messages``, which expects fit to refuse zero rows
+  and to name the row count when refusing zero columns (under add-remove the row count is
+  private: ``DPKMeans`` and ``PrivateKernelMean`` fit zero rows, and no privkit message
+  names it); ``check_dtype_object``, which expects numpy's own message for a non-numeric
+  entry, which names the entry's type (privkit's names no private value); and
+  ``check_clustering`` for ``DPKMeans``, which reads ``labels_``: each private row's
+  cluster is not a release (``fit_predict`` returns ``predict`` on the caller's own X).
 
 privkit's classifiers run with ``classes=None`` and a ``delta`` (their label set released
 privately, as the checks use many label sets) at a large epsilon.
@@ -38,16 +48,20 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privkit.algorithms import (
+    DPKSVMEL,
     DPPCA,
     DPDRDPMLClassifier,
+    DPKMeans,
     DPSGDLinearSVM,
     EquilibriumPointClassifier,
     FedDPDRDPMLClassifier,
+    KMeansNystromClassifier,
     LPSVMClassifier,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
     PrivateSVDD,
     PrivateGridSearch,
+    PrivateKernelMean,
     PublicOneHotEncoder,
     PublicRangeScaler,
     PublicStandardScaler,
@@ -64,7 +78,20 @@ _R3 = {
     "check_dtype_object": "an entry that is not a number makes its private row neutral, "
                           "not refused",
 }
+_KERNEL = {
+    "check_estimators_nan_inf": _R3["check_estimators_nan_inf"],
+    "check_estimators_empty_data_messages": "no message names the row count (private "
+                                            "under add-remove, where zero rows fit)",
+    "check_dtype_object": "numpy's message names a private entry's type; privkit's does not",
+}
+_KERNEL_CLASSIFIER = {**_KERNEL, **{name: _R3[name] for name in (
+    "check_supervised_y_no_nan", "check_classifiers_regression_target")}}
 EXPECTED = {
+    "DPKMeans": {**_KERNEL, "check_clustering": "labels_ would be each private row's "
+                                                "cluster, which is not a release"},
+    "PrivateKernelMean": _KERNEL,
+    "KMeansNystromClassifier": _KERNEL_CLASSIFIER,
+    "DPKSVMEL": _KERNEL_CLASSIFIER,
     "OutputPerturbationClassifier": _R3,
     "ObjectivePerturbationClassifier": _R3,
     "LPSVMClassifier": _R3,
@@ -104,7 +131,12 @@ EXPECTED |= {"PrivateSVDD": _PARK, "EquilibriumPointClassifier": _PARK_LABELS,
      PublicOneHotEncoder(3),
      PrivateGridSearch(OutputPerturbationClassifier(loss="logistic", tol=1e-6),
                        {"regularization": [0.01, 0.1]}, epsilon=50.0, delta=1e-3,
-                       random_state=0)],
+                       random_state=0),
+     DPKMeans(3, epsilon=20.0, delta=1e-5, random_state=0),
+     PrivateKernelMean(8, epsilon=20.0, delta=1e-5, feature_map="kmeans_nystrom",
+                       random_state=0),
+     KMeansNystromClassifier(8, epsilon=1e3, delta=1e-5, random_state=0),
+     DPKSVMEL(epsilon=1e3, delta=1e-5, random_state=0)],
     expected_failed_checks=lambda est: EXPECTED.get(type(est).__name__, {}),
 )
 def test_sklearn_conformance(estimator, check):
