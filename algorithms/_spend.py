@@ -19,11 +19,19 @@ from privkit.plan import Block
 __all__ = ["charge"]
 
 
-def charge(estimator: Any, block: Block, budget_filter: Any) -> None:
+def charge(estimator: Any, block: Block, budget_filter: Any, *,
+           delta: float | None = None) -> None:
     """Spend ``block`` on ``budget_filter`` (if given) before any noise is drawn; a block
     that does not fit raises :class:`~privkit.errors.BudgetExceededError` with nothing run.
+
+    ``delta``: the estimator's delta, for a block that is not pure. A basic-composition
+    filter charges such a block its epsilon at that delta (it asks every approximate
+    block for one); the other filters compose the block's own guarantee and take none.
     """
     if budget_filter is None:
         return
     check.instance("budget_filter", budget_filter, BudgetFilter, type(estimator).__name__)
-    budget_filter.spend(block)
+    if delta and budget_filter.accountant == "basic":
+        budget_filter.spend(block, delta=delta)
+    else:
+        budget_filter.spend(block)
