@@ -499,7 +499,8 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     statistic is the likelihood ratio (:func:`dp_sgd_canary_statistic`)."""
     from privkit.algorithms import DPSGDLinearSVM
 
-    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, sampling_rate=0.25, epochs=1)
+    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, classes=[0, 1], sampling_rate=0.25,
+                         epochs=1)
     plan: Any = svm.plan(n_samples=10, n_features=2)
     steps = plan.count
     subsample = plan.block

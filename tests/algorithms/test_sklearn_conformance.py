@@ -33,9 +33,20 @@ from privkit.algorithms import (
 )
 
 _REDUCED = "one private principal component of 2-feature, 3-class blobs (see module)"
+_EMPTY = "fits an empty dataset: under add-remove n is private, so fit cannot refuse n = 0"
+_NON_FINITE_ROWS = "fit maps a non-finite row to the neutral record instead of refusing it"
+_ANY_LABEL = "a label outside classes_ (NaN, a float) is a neutral record, never refused"
+_NO_QUOTE = "the refusal of unreadable X withholds scikit-learn's text, which quotes X"
 EXPECTED = {
     "OutputPerturbationClassifier": {
         "check_classifiers_train": "noise at the default budget on ~100 rows (see module)",
+    },
+    "DPSGDLinearSVM": {
+        "check_estimators_empty_data_messages": _EMPTY,
+        "check_estimators_nan_inf": _NON_FINITE_ROWS,
+        "check_supervised_y_no_nan": _ANY_LABEL,
+        "check_classifiers_regression_target": _ANY_LABEL,
+        "check_dtype_object": _NO_QUOTE,
     },
     "DPDRDPMLClassifier": {"check_classifiers_train": _REDUCED},
     "FedDPDRDPMLClassifier": {"check_classifiers_train": _REDUCED},
@@ -57,7 +68,8 @@ def test_sklearn_conformance(estimator, check):
 
 @pytest.mark.slow
 @parametrize_with_checks(
-    [DPSGDLinearSVM(epsilon=20.0, sampling_rate=0.2, epochs=2, random_state=0)],
+    [DPSGDLinearSVM(epsilon=20.0, delta=1e-3, sampling_rate=0.2, epochs=2,
+                    expected_batch_size=20.0, random_state=0)],
     expected_failed_checks=lambda est: EXPECTED.get(type(est).__name__, {}),
 )
 def test_sklearn_conformance_dp_sgd(estimator, check):
