@@ -31,21 +31,23 @@ estimator                             source
 ``PublicRangeScaler`` and others      public-bound preprocessing (no budget)
 ====================================  ==================================================
 
+``inspect_rows`` is the data owner's own diagnostic (not private): how many rows an
+estimator would clip onto its bound or replace because they are not finite.
+
 scikit-learn is imported by these modules only; torch and opacus when
 ``DPSGDLinearSVM`` fits; flwr when ``FlowerFedDPDRDPMLClassifier`` fits.
 
 .. versionadded:: 0.1.0
 """
 
+from privkit.algorithms._bounds import RowReport, clipped_rows, inspect_rows
 from privkit.algorithms.datasets import load_adult, load_csv
 from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected
 from privkit.algorithms.dpsgd import DPSGDLinearSVM
 from privkit.algorithms.equilibrium import EquilibriumPointClassifier
 from privkit.algorithms.erm import (
-    ClippedRowsWarning,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
-    clipped_rows,
     solve_erm,
     solve_multinomial,
 )
@@ -62,7 +64,6 @@ from privkit.algorithms.nystrom import (
 )
 from privkit.algorithms.pca import DPPCA, DPDRDPMLClassifier, private_subspace
 from privkit.algorithms.preprocessing import (
-    ClippedValuesWarning,
     PublicOneHotEncoder,
     PublicRangeScaler,
     PublicStandardScaler,
@@ -85,8 +86,6 @@ from privkit.algorithms.svm_baselines import (
 __all__ = [
     "DPKSVMEL",
     "DPPCA",
-    "ClippedRowsWarning",
-    "ClippedValuesWarning",
     "DPDRDPMLClassifier",
     "DPKMeans",
     "DPKSVMELCorrected",
@@ -109,6 +108,7 @@ __all__ = [
     "PublicStandardScaler",
     "RandomFourierFeatures",
     "RowNormClipper",
+    "RowReport",
     "SVMOutputClassifier",
     "SVMSemiClassifier",
     "SVMWeightClassifier",
@@ -116,6 +116,7 @@ __all__ = [
     "calibrate_step_epsilon",
     "clipped_rows",
     "dense_projection",
+    "inspect_rows",
     "kernel_approximation_error",
     "load_adult",
     "load_csv",

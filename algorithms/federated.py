@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 from numpy.typing import NDArray
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privkit import _validation as check
@@ -155,7 +156,11 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
                              type(self).__name__)
         k = check.positive_int("n_components", self.n_components, type(self).__name__)
         Z = clipped_rows(X, self.row_norm_bound, owner=type(self).__name__)
+        check_classification_targets(y)  # as the inner classifier did before classes=
         self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise check.fail("y", f"{self.classes_.size} class", "at least 2 classes",
+                             type(self).__name__)
         names = np.unique(ids)
         streams = np.random.default_rng(self.random_state).spawn(len(names))
         members = [Participant(rows=Z[ids == p], labels=y[ids == p], rng=g)
@@ -174,7 +179,8 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
                                         self.calibration)
                      for m, (e1, _) in zip(members, federation.budgets, strict=True)]
         components = Server.average_subspaces(subspaces, sizes).T
-        models = [m.private_model(components.T, self.classes_, self._classifier(e2))
+        models = [m.private_model(components.T, self.classes_,
+                                  self._classifier(e2, self.classes_))
                   for m, (_, e2) in zip(members, federation.budgets, strict=True)]
         return components, Server.average(models, sizes)
 

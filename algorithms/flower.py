@@ -306,7 +306,7 @@ class FlowerFedDPDRDPMLClassifier(FedDPDRDPMLClassifier):
         clients = [participant_client(m, index=i, budget=(e1, e2), delta=self.delta,
                                       n_components=federation.n_components,
                                       calibration=self.calibration, classes=self.classes_,
-                                      classifier=self._classifier(e2))
+                                      classifier=self._classifier(e2, self.classes_))
                    for i, (m, (e1, e2)) in enumerate(zip(federation.members,
                                                          federation.budgets, strict=True))]
         strategy = averaging_strategy(len(clients))

@@ -338,8 +338,8 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
               kmeans_epsilon: float, learner_epsilon: float) -> Block:
         km = self._kmeans(None, kmeans_epsilon).plan(n_samples=n_samples,
                                                      n_features=n_features)
-        learn = self._learner(kappa, None, learner_epsilon).plan(
-            n_samples=n_samples, n_features=self.n_components, n_classes=n_classes)
+        learn = self._learner(kappa, None, learner_epsilon, np.arange(n_classes)).plan(
+            n_samples=n_samples, n_features=self.n_components)
         return Sequential(PostProcess(km, "Nyström map of the private centroids"), learn)
 
     def _kmeans(self, seed: Any, epsilon: float) -> DPKMeans:
@@ -349,18 +349,19 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
                         noise="laplace" if self.delta == 0 else "gaussian",
                         chunk_size=self.chunk_size, random_state=seed)
 
-    def _learner(self, kappa: float, seed: Any, epsilon: float) -> Any:
+    def _learner(self, kappa: float, seed: Any, epsilon: float, classes: Any) -> Any:
         from .erm import ObjectivePerturbationClassifier, OutputPerturbationClassifier
 
-        classes = {"objective": ObjectivePerturbationClassifier,
-                   "output": OutputPerturbationClassifier}
-        if self.learner not in classes:
+        learners = {"objective": ObjectivePerturbationClassifier,
+                    "output": OutputPerturbationClassifier}
+        if self.learner not in learners:
             raise check.fail("learner", self.learner, "'objective' or 'output'",
                              type(self).__name__)
-        return classes[self.learner](epsilon=epsilon, loss=self.loss, huber_h=self.huber_h,
-                                     regularization=self.regularization,
-                                     row_norm_bound=kappa, clip=True, tol=self.tol,
-                                     random_state=seed)
+        return learners[self.learner](epsilon=epsilon, classes=classes, loss=self.loss,
+                                      huber_h=self.huber_h,
+                                      regularization=self.regularization,
+                                      row_norm_bound=kappa, tol=self.tol,
+                                      random_state=seed)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """The whole pipeline's plan, one tree (see Notes)."""
@@ -396,7 +397,7 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
             if is_dask_array(F):
                 F = F.compute()
             clf = self._learner(fmap.norm_bound, np.random.default_rng(seeds[1]),
-                                learner_epsilon).fit(F, y)
+                                learner_epsilon, self.classes_).fit(F, y)
         self.kmeans_ = km
         self.feature_map_ = fmap
         self.linear_ = clf

@@ -240,8 +240,8 @@ class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         """One data holder's plan: ``Sequential(PCA block, classifier plan)``."""
         k = check.positive_int("n_components", self.n_components, type(self).__name__)
         return Sequential(pca_block(epsilon1, self.delta, self.calibration),
-                          self._classifier(epsilon2).plan(n_samples=n_samples, n_features=k,
-                                                          n_classes=n_classes))
+                          self._classifier(epsilon2, np.arange(n_classes)).plan(
+                              n_samples=n_samples, n_features=k))
 
     def _budget(self, n_samples: int, n_classes: int) -> tuple[float, float]:
         """(epsilon1, epsilon2) for one data holder of ``n_samples`` rows.
@@ -262,11 +262,12 @@ class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return calibrated_shares(eps, delta, share, lambda e1, e2: self._part_plan(
                 n_samples, n_classes, e1, e2))
 
-    def _classifier(self, epsilon2: float) -> ObjectivePerturbationClassifier:
+    def _classifier(self, epsilon2: float, classes: Any) -> ObjectivePerturbationClassifier:
         """The objective-perturbation SVM on projected rows (their norm is at most 1),
-        with an intercept (augmented rows, see :mod:`privkit.algorithms.erm`)."""
+        with an intercept (augmented rows, see :mod:`privkit.algorithms.erm`), for the
+        label set ``classes``."""
         return ObjectivePerturbationClassifier(
-            epsilon=epsilon2, loss=self.loss, huber_h=self.huber_h,
+            epsilon=epsilon2, classes=classes, loss=self.loss, huber_h=self.huber_h,
             regularization=self.regularization, row_norm_bound=1.0)
 
 
@@ -295,12 +296,12 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
     .. versionadded:: 0.1.0
     """
 
-    def _parts(self, n_samples: int, n_classes: int
+    def _parts(self, n_samples: int, classes: Any
                ) -> tuple[DPPCA, ObjectivePerturbationClassifier]:
-        eps1, eps2 = self._budget(n_samples, n_classes)
+        eps1, eps2 = self._budget(n_samples, len(classes))
         pca = DPPCA(self.n_components, epsilon=eps1, delta=self.delta,
                     row_norm_bound=1.0, calibration=self.calibration)
-        return pca, self._classifier(eps2)
+        return pca, self._classifier(eps2, classes)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """``Sequential(PCA block, classifier plan)``, known before any data is seen."""
@@ -314,8 +315,12 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         warn_if_preprocessed(self)
-        n_classes = np.unique(y).size
-        pca, clf = self._parts(X.shape[0], n_classes)
+        classes = np.unique(y)
+        n_classes = classes.size
+        if n_classes < 2:  # what the inner classifier checked before it took classes=
+            raise check.fail("y", f"{n_classes} class", "at least 2 classes",
+                             type(self).__name__)
+        pca, clf = self._parts(X.shape[0], classes)
         Z = clipped_rows(X, self.row_norm_bound, owner=type(self).__name__)
         plan = self.plan(n_samples=X.shape[0], n_features=X.shape[1], n_classes=n_classes)
         spend(budget_filter, plan, self.delta)

@@ -5,7 +5,8 @@ approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), 
 system that draws its outputs, the neighbouring pair on which its privacy loss is
 largest, and the claim to test. Every registered mechanism with a
 :meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); algorithms
-register theirs with :func:`register`.
+register theirs with :func:`register`. Estimators audited end to end on their whole
+transcript are found (or registered) by :mod:`privkit.audits.estimators`.
 
 .. versionadded:: 0.1.0
 """
@@ -311,7 +312,8 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import OutputPerturbationClassifier, solve_erm
     from privkit.algorithms._losses import MarginLoss
 
-    clf = OutputPerturbationClassifier(epsilon=eps, regularization=_ERM_LAMBDA)
+    clf = OutputPerturbationClassifier(epsilon=eps, classes=[-1, 1],
+                                       regularization=_ERM_LAMBDA)
     block: Any = clf.plan(n_samples=_ERM_N, n_features=1)
     pair = _margin_pair(_ERM_N)
     loss = MarginLoss("huber")
@@ -367,7 +369,8 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
     the claim because Theorem 9 bounds the Jacobian term loosely (a factor 2)."""
     from privkit.algorithms import ObjectivePerturbationClassifier
 
-    clf = ObjectivePerturbationClassifier(epsilon=eps, regularization=_ERM_LAMBDA)
+    clf = ObjectivePerturbationClassifier(epsilon=eps, classes=[-1, 1],
+                                          regularization=_ERM_LAMBDA)
     plan: Any = clf.plan(n_samples=_ERM_N, n_features=1)
     # the plan may be Sequential(ObjectivePerturbation, L2Laplace covering an inexact
     # solve): the exact minimiser is the first step's output, a marginal of the plan's

@@ -35,10 +35,13 @@ def data(n=400, d=6, classes=2, seed=0):
 
 
 ESTIMATORS = [
-    (OutputPerturbationClassifier(epsilon=0.7, random_state=0), 2),
-    (OutputPerturbationClassifier(epsilon=0.7, loss="logistic", random_state=0), 3),
-    (ObjectivePerturbationClassifier(epsilon=0.7, random_state=0), 2),
-    (ObjectivePerturbationClassifier(epsilon=0.05, random_state=0), 3),
+    (OutputPerturbationClassifier(epsilon=0.7, classes=[0, 1], random_state=0), 2),
+    (OutputPerturbationClassifier(epsilon=0.7, classes=[0, 1, 2], loss="logistic",
+                                  random_state=0), 3),
+    (OutputPerturbationClassifier(epsilon=2.0, delta=1e-5, random_state=0), 2),
+    (ObjectivePerturbationClassifier(epsilon=0.7, classes=[0, 1], random_state=0), 2),
+    (ObjectivePerturbationClassifier(epsilon=0.05, classes=[0, 1, 2], random_state=0), 3),
+    (ObjectivePerturbationClassifier(epsilon=2.0, delta=1e-5, random_state=0), 3),
     (DPPCA(n_components=2, epsilon=0.7, delta=1e-5, random_state=0), 2),
     (DPDRDPMLClassifier(epsilon=0.1, delta=1e-4, n_components=3, random_state=0), 2),
     (DPDRDPMLClassifier(epsilon=2.0, delta=1e-5, n_components=3, random_state=0), 3),
@@ -47,7 +50,8 @@ ESTIMATORS = [
     (EquilibriumPointClassifier(epsilon=2.0, delta=1e-5, n_components=50, random_state=0), 2),
     (SVMWeightClassifier(epsilon=0.7, n_components=50, random_state=0), 3),
     (SVMSemiClassifier(epsilon=0.7, n_components=50, random_state=0), 3),
-    (LPSVMClassifier(epsilon=1.0, random_state=0), 2),
+    (LPSVMClassifier(epsilon=1.0, classes=[0, 1], random_state=0), 2),
+    (LPSVMClassifier(epsilon=4.0, random_state=0), 2),
     (DPKMeans(4, epsilon=0.7, delta=1e-5, random_state=0), 2),
     (KMeansNystromClassifier(8, epsilon=0.7, delta=1e-5, random_state=0), 3),
     (PrivateKernelMean(epsilon=0.7, delta=1e-5, random_state=0), 2),

@@ -2,16 +2,21 @@
 
 Expected failures, and why:
 
-* ``check_classifiers_train`` for ``OutputPerturbationClassifier``: the check demands
-  83% training accuracy on a small 3-class problem (about 100 rows) at the default
-  budget; output perturbation's noise, of scale 2 / (n Lambda eps) per weight vector
-  with eps split three ways, is larger than the weights themselves there. That is the
-  privacy-utility trade-off, not a defect; objective perturbation passes (at the default
-  regularization 1e-3).
+* ``check_estimators_nan_inf``, ``check_supervised_y_no_nan`` and
+  ``check_classifiers_regression_target`` for privkit's own classifiers
+  (``OutputPerturbationClassifier``, ``ObjectivePerturbationClassifier``,
+  ``LPSVMClassifier``): the checks expect ``fit`` to refuse a NaN or an infinity in X or
+  y, or a continuous y. The training rows are private, and a refusal by value reveals that
+  such a row exists (issue 22, R3): privkit maps a non-finite row to its neutral record and
+  a label outside the (declared or privately released) label set to a neutral record.
+  ``predict`` still refuses a non-finite query.
 * ``check_classifiers_train`` for the PCA pipelines (DPDR-DPML, FedDPDR-DPML): other
   checks fit on one-feature data, so they run with ``n_components=1``; projecting the
   check's 2-feature, 3-class blobs on a single (private) direction cannot separate
   three classes to 83%, with or without privacy.
+
+privkit's classifiers run with ``classes=None`` and a ``delta`` (their label set released
+privately, as the checks use many label sets) at a large epsilon.
 
 The DP-SGD estimator trains through opacus on every check (about a minute in all), so
 its checks are in the slow tier.
@@ -25,40 +30,49 @@ from privkit.algorithms import (
     DPDRDPMLClassifier,
     DPSGDLinearSVM,
     FedDPDRDPMLClassifier,
+    LPSVMClassifier,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
+    PrivateGridSearch,
+    PublicOneHotEncoder,
     PublicRangeScaler,
     PublicStandardScaler,
     RowNormClipper,
 )
 
 _REDUCED = "one private principal component of 2-feature, 3-class blobs (see module)"
+_R3 = {
+    "check_estimators_nan_inf": "a non-finite private row is a neutral record, not refused",
+    "check_supervised_y_no_nan": "a non-finite label is a neutral record, not refused",
+    "check_classifiers_regression_target": "a label outside the label set is a neutral "
+                                           "record, not refused",
+}
 _EMPTY = "fits an empty dataset: under add-remove n is private, so fit cannot refuse n = 0"
-_NON_FINITE_ROWS = "fit maps a non-finite row to the neutral record instead of refusing it"
-_ANY_LABEL = "a label outside classes_ (NaN, a float) is a neutral record, never refused"
 _NO_QUOTE = "the refusal of unreadable X withholds scikit-learn's text, which quotes X"
 EXPECTED = {
-    "OutputPerturbationClassifier": {
-        "check_classifiers_train": "noise at the default budget on ~100 rows (see module)",
-    },
-    "DPSGDLinearSVM": {
-        "check_estimators_empty_data_messages": _EMPTY,
-        "check_estimators_nan_inf": _NON_FINITE_ROWS,
-        "check_supervised_y_no_nan": _ANY_LABEL,
-        "check_classifiers_regression_target": _ANY_LABEL,
-        "check_dtype_object": _NO_QUOTE,
-    },
+    "OutputPerturbationClassifier": _R3,
+    "ObjectivePerturbationClassifier": _R3,
+    "LPSVMClassifier": _R3,
+    "PrivateGridSearch": {"check_estimators_nan_inf": _R3["check_estimators_nan_inf"]},
+    "DPSGDLinearSVM": {**_R3, "check_estimators_empty_data_messages": _EMPTY,
+                       "check_dtype_object": _NO_QUOTE},
     "DPDRDPMLClassifier": {"check_classifiers_train": _REDUCED},
     "FedDPDRDPMLClassifier": {"check_classifiers_train": _REDUCED},
 }
 
 
 @parametrize_with_checks(
-    [OutputPerturbationClassifier(random_state=0), ObjectivePerturbationClassifier(random_state=0),
+    [OutputPerturbationClassifier(epsilon=50.0, delta=1e-3, random_state=0),
+     ObjectivePerturbationClassifier(epsilon=50.0, delta=1e-3, random_state=0),
      DPPCA(n_components=1, epsilon=1.0, random_state=0),
      DPDRDPMLClassifier(epsilon=20.0, n_components=1, random_state=0),
      FedDPDRDPMLClassifier(epsilon=20.0, n_components=1, random_state=0),
-     RowNormClipper(5.0), PublicRangeScaler(-10.0, 10.0), PublicStandardScaler(1.0, 2.0)],
+     RowNormClipper(5.0), PublicRangeScaler(-10.0, 10.0), PublicStandardScaler(1.0, 2.0),
+     LPSVMClassifier(epsilon=50.0, quality="count", n_iterations=5, random_state=0),
+     PublicOneHotEncoder(3),
+     PrivateGridSearch(OutputPerturbationClassifier(loss="logistic", tol=1e-6),
+                       {"regularization": [0.01, 0.1]}, epsilon=50.0, delta=1e-3,
+                       random_state=0)],
     expected_failed_checks=lambda est: EXPECTED.get(type(est).__name__, {}),
 )
 def test_sklearn_conformance(estimator, check):
