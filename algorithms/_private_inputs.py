@@ -17,6 +17,7 @@ an error that names the parameter and what is allowed and withholds scikit-learn
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,12 @@ from numpy.typing import NDArray
 
 from privkit import _validation as check
 
-__all__ = ["finite_rows", "private_labels", "private_rows"]
+__all__ = ["private_labels", "private_rows"]
+
+#: scikit-learn's message for a table without rows or columns: it quotes the shape only,
+#: which is public where n is (REPLACE_ONE).
+_SHAPE_ONLY = re.compile(r"Found array with 0 (sample|feature)\(s\) \(shape=\(\d+, \d+\)\) "
+                         r"while a minimum of \d+ is required")
 
 #: What is said instead of a refused input (scikit-learn's own message may quote it).
 _WITHHELD = ("an input scikit-learn cannot read as one (its message is withheld: it may "
@@ -49,7 +55,10 @@ def private_rows(estimator: Any, X: Any, *, min_rows: int, owner: str) -> NDArra
         rows: NDArray[np.float64] = validate_data(
             estimator, X, dtype=np.float64, ensure_all_finite=False,
             ensure_min_samples=min_rows)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        if min_rows and _SHAPE_ONLY.match(str(exc)):  # n is public: say what it is
+            raise check.fail("X", "an empty table", "a table with at least one row and "
+                             "one column", owner, str(exc)) from None
         raise check.fail("X", _WITHHELD, "a 2-D array of real numbers (rows x features)"
                          + (", with at least one row" if min_rows else ""), owner) from None
     return rows
@@ -73,10 +82,3 @@ def private_labels(y: Any, n_rows: int, owner: str) -> NDArray[Any]:
         raise check.fail("y", "a different number of labels than X has rows",
                          "one label per row of X", owner)
     return labels
-
-
-def finite_rows(X: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Which rows have only finite entries (the rest are each estimator's neutral
-    record)."""
-    finite: NDArray[np.bool_] = np.asarray(np.isfinite(X).all(axis=1))
-    return finite

@@ -7,27 +7,27 @@ torch and opacus are imported when the estimator fits, not when this module load
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privkit import _validation as check
-from privkit.accountants import tightest
 from privkit.guarantees import ApproxDP, Guarantee
 from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block
 
 from ._audit_case import TranscriptCase
-from ._label_stage import labels_without_model, planned_labels, stage_budget
-from ._labels import LabelSet, declared_classes, release_label_set, total_claim
-from ._private_inputs import finite_rows, private_labels, private_rows
+from ._bounds import finite_rows
+from ._certified import certified
+from ._labels import LabelSet, declared_classes, label_release, release_label_set, total_claim
+from ._private_inputs import private_labels, private_rows
 from ._spend import charge
 from .erm import LinearModel
 
@@ -36,12 +36,16 @@ __all__ = ["DPSGDLinearSVM"]
 A = Neighbouring.ADD_REMOVE
 
 
-@functools.lru_cache(maxsize=64)
-def _certified(plan: Block, delta: float) -> Guarantee:
-    """``tightest(plan, delta=delta).guarantee``, memoised: a pure function of public
-    arguments that a fit needs up to three times (the budget filter's charge,
-    ``guarantee_``, the opacus accountant's epsilon) and refits repeat."""
-    return tightest(plan, delta=delta).guarantee
+@contextlib.contextmanager
+def _one_thread(torch: Any) -> Iterator[None]:
+    """torch on one thread, restored after: a linear model's steps are far too small to
+    share, and on a busy machine torch's thread pool spins (40 ms a step instead of 1)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -156,9 +160,11 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         if self.noise_multiplier is not None:
             check.positive_finite("noise_multiplier", self.noise_multiplier, owner)
         self._schedule()
-        return planned_labels(declared_classes(self.classes, owner), epsilon=self.epsilon,
-                              delta=self.delta, relation=A, stage_uses_delta=True,
-                              owner=owner)
+        declared = declared_classes(self.classes, owner)
+        if declared is not None:
+            return LabelSet(classes=declared)
+        return label_release(float(self.epsilon), float(self.delta), relation=A,
+                             stage_uses_delta=True, owner=owner)
 
     def _stage(self, labels: LabelSet) -> tuple[float, Block, float]:
         """``(sigma, steps' plan, the stage's delta)``: sigma calibrated to the budget
@@ -166,7 +172,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         from privkit.opacus_accountant import dp_sgd_plan, noise_multiplier_for
 
         q, steps = self._schedule()
-        eps, dlt = stage_budget(labels, self.epsilon, self.delta)
+        eps, dlt = labels.rest(float(self.epsilon), float(self.delta))
         sigma = (float(self.noise_multiplier) if self.noise_multiplier is not None
                  else noise_multiplier_for(eps, dlt, sampling_rate=q, steps=steps))
         return sigma, dp_sgd_plan(sigma, q, steps), dlt
@@ -197,7 +203,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         y = private_labels(y, X.shape[0], owner)
         finite = finite_rows(X)  # a row with a non-finite entry: removed (neutral)
         X, y = X[finite], y[finite]
-        claim = planned.guarantee(_certified(stage_plan, stage_delta), stage_delta)
+        claim = planned.guarantee(certified(stage_plan, stage_delta), stage_delta)
         assert claim is not None
         eps, dlt = ((claim.epsilon, claim.delta) if isinstance(claim, ApproxDP)
                     else (claim.epsilon_at(self.delta), self.delta))
@@ -226,7 +232,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         self.n_steps_ = steps if trained else 0
         self.plan_ = labels.plan(stage_plan if trained else None)
         self.ledger_ = ledger
-        stage = _certified(stage_plan, stage_delta) if trained else None
+        stage = certified(stage_plan, stage_delta) if trained else None
         guarantee = labels.guarantee(stage, stage_delta)
         assert guarantee is not None
         self.guarantee_: Guarantee = guarantee
@@ -256,7 +262,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         accountant = PrivkitAccountant("tightest")
         x, s = torch.from_numpy(X), torch.from_numpy(signs)
         h = float(self.huber_h)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _one_thread(torch):
             # opacus's secure-RNG notice, torch's notice that no input needs a gradient:
             # the same for every dataset
             warnings.simplefilter("ignore")
@@ -281,25 +287,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
                 optimizer.step()
         self.coef_ = layer.weight.detach().numpy().copy()
         self.intercept_ = layer.bias.detach().numpy().copy()
-        return _certified(accountant.plan(), stage_delta).epsilon_at(stage_delta)
-
-    # -- prediction -------------------------------------------------------------------------
-
-    def decision_function(self, X: Any) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        if self.classes_.size < 2:
-            validate_data(self, X, dtype=np.float64, reset=False)
-            raise check.fail("classes_", f"{self.classes_.size} released label(s)",
-                             "at least 2 for a decision function", type(self).__name__,
-                             "no model was trained")
-        return super().decision_function(X)
-
-    def predict(self, X: Any) -> NDArray[Any]:
-        check_is_fitted(self)
-        if self.classes_.size < 2:
-            rows = validate_data(self, X, dtype=np.float64, reset=False)
-            return labels_without_model(self.classes_, rows.shape[0], type(self).__name__)
-        return super().predict(X)
+        return certified(accountant.plan(), stage_delta).epsilon_at(stage_delta)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
