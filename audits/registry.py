@@ -468,16 +468,16 @@ def _pipeline_case(model: Any, eps: float, delta: float, federated: bool) -> Aud
 def _dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import DPDRDPMLClassifier
 
-    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2, pca_share=0.9,
-                               regularization=0.1)
+    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+                               pca_share=0.9, regularization=0.1)
     return _pipeline_case(model, eps, delta, federated=False)
 
 
 def _fed_dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import FedDPDRDPMLClassifier
 
-    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2, pca_share=0.9,
-                                  regularization=0.1)
+    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+                                  pca_share=0.9, regularization=0.1)
     return _pipeline_case(model, eps, delta, federated=True)
 
 
