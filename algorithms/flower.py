@@ -31,7 +31,7 @@ Deployment: Flower's simulation engine needs ``ray`` (the ``flwr[simulation]`` e
 (``flwr.client.start_client``) per participant in its own thread, talking gRPC on
 ``127.0.0.1``. Both functions are deprecated by Flower since 1.13 in favour of the
 ``flower-superlink`` / ``flower-supernode`` commands, but remain the API that runs a
-deployment from one Python call (checked with flwr 1.41). ``start_server`` installs
+deployment from one Python call (checked with flwr 1.42). ``start_server`` installs
 signal handlers, so the deployment runs from the main thread; the handlers it replaces
 are restored afterwards. Flower's telemetry is switched off unless the environment
 variable ``FLWR_TELEMETRY_ENABLED`` says otherwise (set before flwr is first imported).
@@ -44,6 +44,7 @@ flwr is imported by the functions that need it: importing this module does not l
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import os
 import signal
@@ -240,7 +241,11 @@ def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int =
     gRPC on ``127.0.0.1:port`` (a free port by default); return Flower's ``History``.
 
     Flower's log is silenced to errors while it runs, and the SIGINT/SIGTERM handlers that
-    ``start_server`` installs are replaced by the previous ones when it returns.
+    ``start_server`` installs are replaced by the previous ones when it returns. So are the
+    exit handlers it adds to Flower's process-wide list (``flwr.supercore.exit``), which is
+    never emptied: each holds the run's gRPC server, and with it the idle threads of the
+    server's pool, so a process that fits many times (a search, a transcript audit) would
+    keep two threads per run until it runs out (checked with flwr 1.42).
     """
     owner = "run_local_deployment"
     if threading.current_thread() is not threading.main_thread():
@@ -277,6 +282,8 @@ def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int =
     level = logger.level
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     logger.setLevel(logging.ERROR)
+    exit_handlers = _exit_handlers()
+    before = {id(h) for h in exit_handlers}
     try:
         for t in threads:
             t.start()
@@ -288,7 +295,20 @@ def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int =
         logger.setLevel(level)
         for s, h in handlers.items():
             signal.signal(s, h)
+        exit_handlers[:] = [h for h in exit_handlers if id(h) in before]
+        gc.collect()  # the run's server and its pool are unreachable now: end its threads
     return history
+
+
+def _exit_handlers() -> list[Any]:
+    """Flower's process-wide list of exit handlers (an empty list if this Flower has none
+    where 1.42 keeps it)."""
+    try:
+        from flwr.supercore.exit import exit_handler
+    except ImportError:
+        return []
+    handlers: list[Any] = getattr(exit_handler, "registered_exit_handlers", [])
+    return handlers
 
 
 class FlowerFedDPDRDPMLClassifier(FedDPDRDPMLClassifier):

@@ -100,6 +100,19 @@ def test_participant_error_stops_the_run_and_restores_the_process():
                     FedDPDRDPMLClassifier(**params).fit(X, y, participant=ids))
 
 
+@pytest.mark.slow
+def test_repeated_runs_leave_no_threads_behind():
+    """Flower keeps every run's exit handler, and with it the gRPC server's thread pool,
+    in a process-wide list; run_local_deployment removes the run's handlers, so ten runs
+    leave the thread count where one run left it (it grew by two threads a run)."""
+    case = FlowerFedDPDRDPMLClassifier.transcript_case(declare_classes=True)
+    case.estimator.fit(case.X, case.y, **case.fit_params)
+    after_one = threading.active_count()
+    for seed in range(10):
+        case.estimator.set_params(random_state=seed).fit(case.X, case.y, **case.fit_params)
+    assert threading.active_count() <= after_one
+
+
 def fit_res(index, array, size, error=None):
     from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
 
