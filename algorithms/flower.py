@@ -228,17 +228,26 @@ def averaging_strategy(n_participants: int) -> Any:
                                              "averaging_strategy"))
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def _reserved_port() -> socket.socket:
+    """A socket bound to a free port of 127.0.0.1 and kept bound, not listening, while
+    the run's server starts: no other process's ``bind`` or outgoing connection can take
+    the port in between (with a port freed and reused later, a busy machine did, and the
+    server refused to start). Flower's own check and gRPC's server bind it all the same:
+    both sockets set ``SO_REUSEADDR`` and gRPC sets ``SO_REUSEPORT`` (Linux)."""
+    reservation = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if hasattr(socket, "SO_REUSEPORT"):
+        reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    reservation.bind(("127.0.0.1", 0))
+    return reservation
 
 
 def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int = len(PHASES),
                          port: int | None = None) -> Any:
     """Run Flower's server in this thread and each client in a thread of its own, over
-    gRPC on ``127.0.0.1:port`` (a free port by default); return Flower's ``History``.
+    gRPC on ``127.0.0.1:port`` (a free port by default, reserved until the server
+    listens); return Flower's ``History``. Where Flower would exit the process (a port
+    already in use), a ``RuntimeError`` says why.
 
     Flower's log is silenced to errors while it runs, and the SIGINT/SIGTERM handlers that
     ``start_server`` installs are replaced by the previous ones when it returns. So are the
@@ -256,13 +265,16 @@ def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int =
     from flwr.client import start_client
     from flwr.server import ServerConfig, start_server
 
-    host, port = "127.0.0.1", _free_port() if port is None else port
+    reservation = _reserved_port() if port is None else None
+    host = "127.0.0.1"
+    port = reservation.getsockname()[1] if reservation is not None else port
     crashed: list[str] = []
+    stopped = threading.Event()
 
     def client_thread(client: Any) -> None:
         deadline = time.monotonic() + TIMEOUT
         try:  # connect once the server listens (start_client does not retry a refusal)
-            while True:
+            while not stopped.is_set():
                 try:
                     socket.create_connection((host, port), timeout=1).close()
                     break
@@ -270,6 +282,8 @@ def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int =
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.02)
+            else:
+                return  # the server never started
             start_client(server_address=f"{host}:{port}", client=client, insecure=True)
         except Exception as exc:
             crashed.append(f"a client stopped: {exc!r}")
@@ -287,11 +301,18 @@ def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int =
     try:
         for t in threads:
             t.start()
-        history = start_server(server_address=f"{host}:{port}", strategy=strategy,
-                               config=ServerConfig(num_rounds=n_rounds, round_timeout=TIMEOUT))
+        try:
+            history = start_server(server_address=f"{host}:{port}", strategy=strategy,
+                                   config=ServerConfig(num_rounds=n_rounds,
+                                                       round_timeout=TIMEOUT))
+        except SystemExit as exc:  # Flower exits the process when it cannot serve
+            raise RuntimeError(f"Flower's server did not start: {exc}") from None
         for t in threads:
             t.join(TIMEOUT)
     finally:
+        stopped.set()
+        if reservation is not None:
+            reservation.close()
         logger.setLevel(level)
         for s, h in handlers.items():
             signal.signal(s, h)

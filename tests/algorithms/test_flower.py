@@ -113,6 +113,22 @@ def test_repeated_runs_leave_no_threads_behind():
     assert threading.active_count() <= after_one
 
 
+def test_a_port_in_use_is_an_error_not_an_exit():
+    """Flower exits the process when its port is taken; run_local_deployment turns that
+    into a RuntimeError (the caller's process goes on) and restores the signal
+    handlers."""
+    import socket
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(RuntimeError, match="did not start.*already in use"):
+            run_local_deployment([], averaging_strategy(1), port=port)
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
 def fit_res(index, array, size, error=None):
     from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
 
