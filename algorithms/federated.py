@@ -149,12 +149,15 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
     ``participant_guarantees_`` holds each participant's guarantee and ``paper_claim_``
     Theorem 4.3's ``(epsilon1 + epsilon2, delta)``. With declared classes each
     participant's plan is ``Sequential(PCA block, classifier blocks)`` and ``guarantee_``
-    is the tightest bound of the whole plan at delta. Without, each participant first
-    releases its own label set with a stability histogram (``LABEL_SHARE`` of epsilon and
-    of delta), the federation's ``classes_`` is their union, and each participant's stage
-    is calibrated to the rest; a participant's guarantee is its release and its stage by
-    basic composition, and ``guarantee_`` the largest of them (parallel composition: the
-    others see its data only through its releases).
+    is the tightest bound of the whole plan at delta (when every participant has the same
+    plan, that of one participant: the parallel composition of equal parts, without the
+    privacy loss distribution of a million atoms the accountant builds for their
+    maximum). Without, each participant first releases its own label set with a stability
+    histogram (``LABEL_SHARE`` of epsilon and of delta), the federation's ``classes_`` is
+    their union, and each participant's stage is calibrated to the rest; a participant's
+    guarantee is its release and its stage by basic composition, and ``guarantee_`` the
+    largest of them (parallel composition: the others see its data only through its
+    releases).
 
     Parameters are those of :class:`~privkit.algorithms.DPDRDPMLClassifier` (Wang et al.'s
     defaults: epsilon 0.1, delta 1e-4, k 20, lambda 0.01).
@@ -288,8 +291,10 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         if planned.released:  # parallel composition of the participants' own guarantees
             self.guarantee_: Guarantee = max(
                 guarantees, key=lambda g: g.epsilon_at(float(self.delta)))
-        else:
-            self.guarantee_ = certified(self.plan_, float(self.delta))
+        else:  # participants with the same plan: the plan of one (max of equal profiles)
+            distinct = list(dict.fromkeys(parts))
+            self.guarantee_ = certified(distinct[0] if len(distinct) == 1 else self.plan_,
+                                        float(self.delta))
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)
         return self
 

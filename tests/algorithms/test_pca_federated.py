@@ -73,7 +73,9 @@ def test_dpdr_dpml_learns_with_a_large_budget():
 
 def test_federated_plan_is_parallel_over_participants():
     """Five participants: the plan is Parallel of five Sequential(PCA, classifier); the
-    ledger matches; each participant's guarantee is within the claim."""
+    ledger matches; each participant's guarantee is within the claim, and so is the
+    whole's, which for equal parts is one part's and equals the accountant's bound for
+    the Parallel plan."""
     X, y = data(n=1000)
     ids = np.arange(len(y)) % 5
     clf = FedDPDRDPMLClassifier(epsilon=1.0, delta=1e-4, n_components=3, classes=[0, 1],
@@ -85,6 +87,11 @@ def test_federated_plan_is_parallel_over_participants():
     assert clf.ledger_.compare(clf.plan_).matches
     assert all(g.within(clf.paper_claim_) for g in clf.participant_guarantees_)
     assert clf.guarantee_.within(clf.paper_claim_)
+    # five equal parts: guarantee_ is one part's, the maximum the accountant computes
+    from privkit import tightest
+
+    assert clf.guarantee_.epsilon_at(1e-4) == pytest.approx(
+        tightest(clf.plan_, delta=1e-4).epsilon, rel=1e-9)
 
 
 def test_server_weights_by_data_size():
