@@ -134,7 +134,7 @@ def test_a_port_in_use_is_an_error_not_an_exit():
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        with pytest.raises(RuntimeError, match="did not start.*already in use"):
+        with pytest.raises(RuntimeError, match=r"did not start.*already in use"):
             run_local_deployment([], averaging_strategy(1), port=port)
     assert {s: signal.getsignal(s) for s in before} == before
 
