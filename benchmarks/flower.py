@@ -45,6 +45,18 @@ def timed(cls: type[Any]) -> type[Any]:
     return Timed
 
 
+def _commit() -> str:
+    """The commit the code ran on ("+ changes" when the worktree differs from it)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                          text=True, check=False).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                           cwd=root, capture_output=True, text=True, check=False).stdout
+    return head + (" + changes" if dirty.strip() else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=5)
@@ -105,7 +117,8 @@ Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python -P benchmark
 --participants {args.participants} --rows {args.rows} --features {args.features} \
 --components {args.components} --classes {args.classes} --repeats {args.repeats}`
 
-{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, Python {platform.python_version()},
+Commit {_commit()}, {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')},
+Python {platform.python_version()},
 flwr {flwr.__version__}, {os.cpu_count()} CPUs; load average (1, 5, 15 min) before
 {', '.join(f'{v:.2f}' for v in load_before)}, after {', '.join(f'{v:.2f}' for v in load_after)}.
 
