@@ -103,15 +103,13 @@ def test_participant_error_stops_the_run_and_restores_the_process():
 @pytest.mark.slow
 def test_repeated_runs_leave_no_threads_behind():
     """Flower keeps every run's exit handler, and with it the gRPC server's thread pool,
-    in a process-wide list; run_local_deployment removes the run's handlers, so after ten
-    runs a garbage collection brings the thread count back where one run left it, within
-    a few seconds (gRPC's last polling thread of a run may take a moment to end; with the
-    handlers kept, two threads a run stay for good)."""
-    import gc
+    in a process-wide list; run_local_deployment removes the run's handlers, so ten runs
+    leave the thread count where one run left it, within a few seconds (gRPC's last
+    polling thread of a run may take a moment to end; the leak kept two threads a run
+    for good)."""
     import time
 
     def settled(limit):
-        gc.collect()
         deadline = time.monotonic() + 5.0
         while threading.active_count() > limit and time.monotonic() < deadline:
             time.sleep(0.05)
