@@ -72,8 +72,10 @@ def charge(estimator: Any, block: Block, budget_filter: Any, *,
     that does not fit raises :class:`~privkit.errors.BudgetExceededError` with nothing run.
 
     ``budget_filter`` is a :class:`~privkit.BudgetFilter` or a
-    :class:`~privkit.SharedBudgetFilter`; ``delta`` is passed to its ``spend`` (the delta a
-    block without a pure-DP guarantee uses under the basic rule). Without a filter, a fit
+    :class:`~privkit.SharedBudgetFilter`. ``delta`` is the estimator's delta, for a block
+    that is not pure: a basic-composition filter charges such a block its epsilon at that
+    delta (it asks every approximate block for one); the other filters compose the block's
+    own guarantee and take none. Without a filter, a fit
     made by a scikit-learn search or cross-validation warns with the total it spends (see
     the module docstring).
     """
@@ -82,7 +84,10 @@ def charge(estimator: Any, block: Block, budget_filter: Any, *,
         return
     check.instance("budget_filter", budget_filter, (BudgetFilter, SharedBudgetFilter),
                    type(estimator).__name__)
-    budget_filter.spend(block, delta=delta)
+    if delta and budget_filter.accountant == "basic":
+        budget_filter.spend(block, delta=delta)
+    else:
+        budget_filter.spend(block)
 
 
 class _Level:

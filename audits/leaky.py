@@ -51,6 +51,12 @@ from privkit.neighbouring import Neighbouring
 __all__ = ["LEAKY", "CountsRows", "EchoesObjective", "LogsRowCount", "PrivateCentroids",
            "RefusesNonFinite", "RefusesSmallData", "UniqueLabels", "WarnsOnClipping"]
 
+
+class ClippedRowsWarning(UserWarning):
+    """The warning of the clipping toy below: a count of clipped rows (privkit's own
+    clipping is silent since 0.3.0, so the toy keeps the old warning to itself)."""
+
+
 _PARAMS = ("epsilon", "delta", "bound", "classes", "relation", "expected_size", "random_state")
 
 

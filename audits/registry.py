@@ -468,16 +468,16 @@ def _pipeline_case(model: Any, eps: float, delta: float, federated: bool) -> Aud
 def _dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import DPDRDPMLClassifier
 
-    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2, pca_share=0.9,
-                               regularization=0.1)
+    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+                               pca_share=0.9, regularization=0.1)
     return _pipeline_case(model, eps, delta, federated=False)
 
 
 def _fed_dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import FedDPDRDPMLClassifier
 
-    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2, pca_share=0.9,
-                                  regularization=0.1)
+    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+                                  pca_share=0.9, regularization=0.1)
     return _pipeline_case(model, eps, delta, federated=True)
 
 
@@ -502,7 +502,8 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     statistic is the likelihood ratio (:func:`dp_sgd_canary_statistic`)."""
     from privkit.algorithms import DPSGDLinearSVM
 
-    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, sampling_rate=0.25, epochs=1)
+    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, classes=[0, 1], sampling_rate=0.25,
+                         epochs=1)
     plan: Any = svm.plan(n_samples=10, n_features=2)
     steps = plan.count
     subsample = plan.block
