@@ -323,10 +323,6 @@ class EchoesObjective(PrivateCentroids):
         return super().fit(X, y, budget_filter)
 
 
-class ClippedRowsWarning(UserWarning):
-    """The toy's own warning (privkit's estimators no longer have one: branch lin)."""
-
-
 class WarnsOnClipping(PrivateCentroids):
     """Clips rows onto the box, and warns how many only when some row was clipped."""
 
