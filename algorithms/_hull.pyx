@@ -14,20 +14,29 @@ and its factor (a previous solve's), which the working-set rounds of the SVDD so
 
 A variable whose column is (numerically) in the span of the passive columns is not
 admitted (its pivot ``d^2 <= reject H_jj``), as in Lawson and Hanson's own test; the
-caller certifies the answer (a duality gap) and has a fallback. The two vector kernels
-(``_hull_simd.h``) are compiled for AVX-512, for AVX2 with FMA and for the x86-64
-baseline and chosen at load time (``_simd.h``), so one portable build runs at the
-machine's width.
+caller certifies the answer (a duality gap) and has a fallback. The vector work (dot
+products and axpy) is scipy's BLAS (``scipy.linalg.cython_blas``), which runs at the
+machine's width on every platform; the same algorithm in numpy is ``_hull_numpy.py``.
 """
 
 from libc.math cimport sqrt, hypot
 from libc.string cimport memmove, memset
+from scipy.linalg.cython_blas cimport daxpy, ddot
 
 
-cdef extern from "_hull_simd.h":
-    double _dot "pk_dot"(const double* a, const double* b, Py_ssize_t n) noexcept nogil
-    void _axpy "pk_axpy"(double alpha, const double* x, double* y,
-                         Py_ssize_t n) noexcept nogil
+cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
+    """``sum_i a[i] b[i]`` (BLAS ddot; 0 for n <= 0)."""
+    cdef int nn = <int>n, one = 1
+    if n <= 0:
+        return 0.0
+    return ddot(&nn, <double*>a, &one, <double*>b, &one)
+
+
+cdef inline void _axpy(double alpha, const double* x, double* y, Py_ssize_t n) noexcept nogil:
+    """``y[i] += alpha x[i]`` (BLAS daxpy)."""
+    cdef int nn = <int>n, one = 1
+    if n > 0:
+        daxpy(&nn, &alpha, <double*>x, &one, y, &one)
 
 
 cdef void _forward(double* R, Py_ssize_t ld, Py_ssize_t k, double* y) noexcept nogil:
