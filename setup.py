@@ -15,6 +15,7 @@ from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import CompileError, LinkError
 
 #: the flags of GCC and clang: contraction into fused multiply-adds is off so that every
 #: operation rounds once, as in the numpy paths (bit for bit for the random features)
@@ -48,7 +49,11 @@ class OptionalBuildExt(build_ext):
             return False
         try:
             self.build_extension(ext)
-        except Exception as err:  # CompileError, LinkError, a compiler that is not there
+        except (CompileError, LinkError) as err:
+            command = getattr(self.compiler, "compiler_so", None) or ["the compiler"]
+            _skip(ext, f"{type(err).__name__} from {command[0]!r}")
+            return False
+        except Exception as err:  # e.g. a compiler that is not there (OSError)
             _skip(ext, _one_line(err))
             return False
         return True
