@@ -41,8 +41,19 @@ def test_the_sdist_and_wheel_install_with_and_without_a_compiler(tmp_path):
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler here to build the wheel with")
     pytest.importorskip("build")
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the sources to build are the checkout's files")
+    # a copy of the checkout's files: building in place would leave privkit.egg-info and
+    # the generated C files in the checkout, which other tests' processes would then see
+    source = tmp_path / "source"
+    files = _run("git", "ls-files", "--cached", "--others", "--exclude-standard",
+                 cwd=ROOT).stdout.splitlines()
+    for name in files:
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     dist = tmp_path / "dist"
-    _run(sys.executable, "-m", "build", "--outdir", dist, ROOT)
+    _run(sys.executable, "-m", "build", "--outdir", dist, source)
     (wheel,) = dist.glob("privkit-*.whl")
     (sdist,) = dist.glob("privkit-*.tar.gz")
     env = {k: v for k, v in os.environ.items() if k != "PRIVKIT_PURE"}
