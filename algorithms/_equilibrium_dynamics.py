@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _rff
+from ._kernels import rff as _rff
 from .random_features import RandomFourierFeatures
 
 __all__ = ["COORDINATE_BOUND", "Descent", "cubes", "descend", "grid_keys", "knn_labels",

@@ -14,41 +14,49 @@ and its factor (a previous solve's), which the working-set rounds of the SVDD so
 
 A variable whose column is (numerically) in the span of the passive columns is not
 admitted (its pivot ``d^2 <= reject H_jj``), as in Lawson and Hanson's own test; the
-caller certifies the answer (a duality gap) and has a fallback. The two vector kernels
-(``_hull_simd.h``) are compiled for AVX-512, for AVX2 with FMA and for the x86-64
-baseline and chosen at load time (``_simd.h``), so one portable build runs at the
-machine's width.
+caller certifies the answer (a duality gap) and has a fallback. The vector work (dot
+products, axpy and the triangular solves) is scipy's BLAS (``scipy.linalg.cython_blas``), which runs at the
+machine's width on every platform; the same algorithm in numpy is ``_hull_numpy.py``.
 """
 
 from libc.math cimport sqrt, hypot
 from libc.string cimport memmove, memset
+from scipy.linalg.cython_blas cimport daxpy, ddot, dtrsv
 
 
-cdef extern from "_hull_simd.h":
-    double _dot "pk_dot"(const double* a, const double* b, Py_ssize_t n) noexcept nogil
-    void _axpy "pk_axpy"(double alpha, const double* x, double* y,
-                         Py_ssize_t n) noexcept nogil
+cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
+    """``sum_i a[i] b[i]`` (BLAS ddot; 0 for n <= 0)."""
+    cdef int nn = <int>n, one = 1
+    if n <= 0:
+        return 0.0
+    return ddot(&nn, <double*>a, &one, <double*>b, &one)
+
+
+cdef inline void _axpy(double alpha, const double* x, double* y, Py_ssize_t n) noexcept nogil:
+    """``y[i] += alpha x[i]`` (BLAS daxpy)."""
+    cdef int nn = <int>n, one = 1
+    if n > 0:
+        daxpy(&nn, &alpha, <double*>x, &one, y, &one)
+
+
+cdef void _triangular(double* R, Py_ssize_t ld, Py_ssize_t k, double* y,
+                      bint transposed) noexcept nogil:
+    """Solve ``R^T x = y`` (``transposed``) or ``R x = y`` in place, R upper and row-major:
+    BLAS dtrsv on the column-major lower ``R^T`` that the same memory holds."""
+    cdef int n = <int>k, lda = <int>ld, one = 1
+    cdef char lower = b'L', plain = b'N', trans = b'T'
+    if k > 0:
+        dtrsv(&lower, &plain if transposed else &trans, &plain, &n, R, &lda, y, &one)
 
 
 cdef void _forward(double* R, Py_ssize_t ld, Py_ssize_t k, double* y) noexcept nogil:
-    """Solve ``R^T x = y`` in place (R upper, row-major): row l of R updates the rest."""
-    cdef Py_ssize_t l
-    cdef double yl
-    cdef double* row
-    for l in range(k):
-        row = R + l * ld
-        yl = y[l] / row[l]
-        y[l] = yl
-        _axpy(-yl, row + l + 1, y + l + 1, k - l - 1)
+    """Solve ``R^T x = y`` in place."""
+    _triangular(R, ld, k, y, True)
 
 
 cdef void _backward(double* R, Py_ssize_t ld, Py_ssize_t k, double* y) noexcept nogil:
-    """Solve ``R x = y`` in place (R upper, row-major)."""
-    cdef Py_ssize_t i
-    cdef double* row
-    for i in range(k - 1, -1, -1):
-        row = R + i * ld
-        y[i] = (y[i] - _dot(row + i + 1, y + i + 1, k - i - 1)) / row[i]
+    """Solve ``R x = y`` in place."""
+    _triangular(R, ld, k, y, False)
 
 
 cdef void _solve_ones(double* R, Py_ssize_t ld, Py_ssize_t k, double* y, bint y_valid,

@@ -1,8 +1,10 @@
 /* The vector kernels of _rff.pyx: the random Fourier feature map (Park 2022, eq. 4.5) and
  * the gradient flow of the support function on it (eq. 5.2).
  *
- * Written with GCC/clang vector extensions on 16 floats, and cloned for each vector
- * width (_simd.h). Every operation on a row's values is lane-wise or a reduction within
+ * Written with GCC/clang vector extensions on 16 floats (GCC 9 and later, clang; not
+ * MSVC, where setup.py skips this module and the numpy path _rff_numpy.py serves), and
+ * cloned for each vector width (_simd.h). Built with -ffp-contract=off: no product is
+ * fused into an add, so every operation rounds once, as in the numpy path, bit for bit. Every operation on a row's values is lane-wise or a reduction within
  * that row in a fixed order: a row's result never depends on the other rows it is
  * computed with, bit for bit, which the private mode's stability histogram needs. */
 #ifndef PRIVKIT_RFF_SIMD_H
@@ -22,20 +24,21 @@
 typedef float pk_vf __attribute__((vector_size(4 * PK_LANES), aligned(4)));
 typedef int pk_vi __attribute__((vector_size(4 * PK_LANES), aligned(4)));
 typedef float pk_vf8 __attribute__((vector_size(32), aligned(4)));
-typedef float pk_vf4 __attribute__((vector_size(16), aligned(4)));
-typedef float pk_vf2 __attribute__((vector_size(8), aligned(4)));
 typedef double pk_vd __attribute__((vector_size(8 * PK_LANES), aligned(8)));
 
-PK_INLINE pk_vf pk_load(const float *p) { pk_vf v; memcpy(&v, p, sizeof v); return v; }
-PK_INLINE void pk_store(float *p, pk_vf v) { memcpy(p, &v, sizeof v); }
+/* vectors are passed by pointer: clang refuses 64-byte vector arguments in the clones
+ * without AVX-512 (an ABI change), even to functions it inlines */
+#define PK_LOAD(v, p) memcpy(&(v), (p), sizeof(v))
+#define PK_STORE(p, v) memcpy((p), &(v), sizeof(v))
 
 /* sin and cos of every lane, for |x| <= 1e5: Cody-Waite reduction by pi/2 (pi/2 split
  * in three floats, the first two with few enough bits that n times them is exact for
  * |n| < 2^16) and Cephes' sinf/cosf minimax polynomials on [-pi/4, pi/4] (Moshier,
  * "Methods and programs for mathematical functions", 1989), about 1e-7 relative. Lanes
  * with |x| > 1e5 or NaN are flagged in *wide. */
-PK_INLINE void pk_sincos(pk_vf x, pk_vf *sin_out, pk_vf *cos_out, pk_vi *wide)
+PK_INLINE void pk_sincos(const pk_vf *xp, pk_vf *sin_out, pk_vf *cos_out, pk_vi *wide)
 {
+    pk_vf x = *xp;
     const pk_vf shift = (pk_vf){0} + 12582912.0f; /* 1.5 2^23: adding it rounds to integer */
     pk_vf big = x * 0.636619772367581343f + shift;
     pk_vf n = big - shift;
@@ -61,15 +64,14 @@ PK_INLINE void pk_sincos(pk_vf x, pk_vf *sin_out, pk_vf *cos_out, pk_vi *wide)
     *wide |= (ax & 0x7fffffff) > 0x47c35000; /* the bits of 1e5f; NaN is above */
 }
 
-/* the lanes' sum in a fixed order: lane l plus lane l + 8, then l + 4, l + 2, l + 1 */
-PK_INLINE float pk_hsum(pk_vf v)
+/* the lanes' sum in a fixed order: lane l plus lane l + 8, then l + 4, l + 2, l + 1
+ * (by lane subscripts rather than __builtin_shufflevector, which GCC has only from 12) */
+PK_INLINE float pk_hsum(const pk_vf *v)
 {
-    pk_vf8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
-               + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-    pk_vf4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3)
-               + __builtin_shufflevector(a, a, 4, 5, 6, 7);
-    pk_vf2 c = __builtin_shufflevector(b, b, 0, 1) + __builtin_shufflevector(b, b, 2, 3);
-    return c[0] + c[1];
+    pk_vf8 a;
+    for (int l = 0; l < 8; l++)
+        a[l] = (*v)[l] + (*v)[l + 8];
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
 /* n_iter steps of x <- x + sum_j sin(<w_j, x> - theta_j) step_j from every row of x
@@ -94,19 +96,21 @@ PK_CLONES static void pk_descend(const float *restrict phase,
             memset(wide, 0, sizeof wide);
             for (ptrdiff_t c = 0; c < h; c += PK_LANES) {
                 pk_vf acc[PK_ROWS], unused;
-                pk_vf th = pk_load(theta + c);
+                pk_vf th;
+                PK_LOAD(th, theta + c);
                 for (int r = 0; r < PK_ROWS; r++)
                     acc[r] = th;
                 for (ptrdiff_t k = 0; k < d; k++) {
-                    pk_vf wv = pk_load(phase + k * h + c);
+                    pk_vf wv;
+                    PK_LOAD(wv, phase + k * h + c);
                     for (int r = 0; r < PK_ROWS; r++)
                         acc[r] += xb[r * d + k] * wv;
                 }
                 for (int r = 0; r < PK_ROWS; r++) {
                     pk_vf s;
-                    pk_store(phases + r * h + c, acc[r]);
-                    pk_sincos(acc[r], &s, &unused, &wide[r]);
-                    pk_store(sines + r * h + c, s);
+                    PK_STORE(phases + r * h + c, acc[r]);
+                    pk_sincos(&acc[r], &s, &unused, &wide[r]);
+                    PK_STORE(sines + r * h + c, s);
                 }
             }
             for (int r = 0; r < PK_ROWS; r++) {
@@ -123,12 +127,15 @@ PK_CLONES static void pk_descend(const float *restrict phase,
                 for (int r = 0; r < PK_ROWS; r++)
                     g[r] = (pk_vf){0};
                 for (ptrdiff_t c = 0; c < h; c += PK_LANES) {
-                    pk_vf sv = pk_load(sk + c);
-                    for (int r = 0; r < PK_ROWS; r++)
-                        g[r] += pk_load(sines + r * h + c) * sv;
+                    pk_vf sv, sr;
+                    PK_LOAD(sv, sk + c);
+                    for (int r = 0; r < PK_ROWS; r++) {
+                        PK_LOAD(sr, sines + r * h + c);
+                        g[r] += sr * sv;
+                    }
                 }
                 for (int r = 0; r < PK_ROWS; r++)
-                    xb[r * d + k] += pk_hsum(g[r]);
+                    xb[r * d + k] += pk_hsum(&g[r]);
             }
         }
     }
@@ -155,7 +162,7 @@ PK_CLONES static void pk_features(const double *restrict proj, double *restrict 
             memcpy(&v, p + c, len * sizeof(double));
             pk_vd turns = (v * inv_two_pi + shift) - shift;
             pk_vf reduced = __builtin_convertvector(v - turns * two_pi, pk_vf), s, co;
-            pk_sincos(reduced, &s, &co, &wide);
+            pk_sincos(&reduced, &s, &co, &wide);
             pk_vd sd = __builtin_convertvector(s, pk_vd), cd = __builtin_convertvector(co, pk_vd);
             for (int l = (int)len; l < PK_LANES; l++)
                 sd[l] = cd[l] = 0.0;

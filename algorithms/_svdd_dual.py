@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from privkit import _validation as check
 
-from ._hull import gather_gram, nnls_gram
+from ._kernels import hull as _hull
 
 __all__ = ["SVDDSolution", "check_nu", "svdd_centre"]
 
@@ -256,9 +256,9 @@ def _capped_min_norm(G: NDArray[np.float64], nu: float, warm: _Warm,
     (``s = sum u``, ``lambda`` on the simplex), ``||Q^T u||^2 + (1 - sum u)^2`` is
     minimised over s at ``s = 1 / (1 + r^2)`` with value ``r^2 / (1 + r^2)``,
     ``r = ||Q^T lambda||``, increasing in r: the non-negative least squares solution,
-    normalised, is the minimum-norm weights. privkit's compiled Lawson-Hanson solver
-    (``_hull.nnls_gram``) works on the Gram matrix of the columns ``(q_i; 1)``
-    (:func:`_shifted_gram`) and starts from ``warm``.
+    normalised, is the minimum-norm weights. privkit's Lawson-Hanson solver
+    (``_hull.nnls_gram``, compiled or its numpy path: :mod:`._kernels`) works on the Gram
+    matrix of the columns ``(q_i; 1)`` (:func:`_shifted_gram`) and starts from ``warm``.
 
     Rows whose weight exceeds nu join C; rows of C whose score ``p . a`` exceeds the free
     rows' common level leave it. When neither happens every KKT condition holds: free
@@ -274,9 +274,9 @@ def _capped_min_norm(G: NDArray[np.float64], nu: float, warm: _Warm,
             warm.k = warm.factored = 0
         else:
             H, mass = _shifted_gram(G, warm.capped, nu)
-            k, _, converged = nnls_gram(H, warm.u, warm.order, warm.R,
-                                        warm.capped.view(np.uint8), warm.k,
-                                        warm.factored, 10 * m + 100, 1e-13, 1e-12)
+            k, _, converged = _hull.nnls_gram(H, warm.u, warm.order, warm.R,
+                                              warm.capped.view(np.uint8), warm.k,
+                                              warm.factored, 10 * m + 100, 1e-13, 1e-12)
             warm.k = warm.factored = k
             total = float(warm.u.sum())
             if not converged or not total > 0.0:
@@ -412,7 +412,7 @@ def svdd_centre(Phi: NDArray[np.float64], nu: float, *, tol: float = 1e-8,
         new = violators[np.argsort(scores[violators])[:step]]
         PV = A[new]
         grown = np.empty((keep.size + new.size, keep.size + new.size))
-        gather_gram(G, keep, grown)
+        _hull.gather_gram(G, keep, grown)
         grown[:keep.size, keep.size:] = PK @ PV.T
         grown[keep.size:, :keep.size] = grown[:keep.size, keep.size:].T
         grown[keep.size:, keep.size:] = PV @ PV.T

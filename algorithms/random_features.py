@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from privkit import _validation as check
 
-from . import _rff
+from ._kernels import rff as _rff
 
 __all__ = ["RandomFourierFeatures"]
 

@@ -295,7 +295,7 @@ def test_a_rows_end_point_does_not_depend_on_the_other_rows():
     position of any block of the kernel's rows, and in batches of sizes on both sides of
     the block size and of the sizes BLAS rounds differently; also with a row whose phases
     leave the polynomial's range (that row alone takes libm's sine)."""
-    from privkit.algorithms import _rff
+    from privkit.algorithms._kernels import rff as _rff
 
     rng = np.random.default_rng(11)
     rff = RandomFourierFeatures(400, 1.0, random_state=2).fit(np.zeros((1, 19)))
@@ -319,7 +319,7 @@ def test_descend_takes_libms_sine_for_phases_beyond_the_polynomials_range():
     """Phases beyond 1e5 (where the kernel's reduction by pi/2 stops being exact, and
     beyond 2^22 where its rounding trick fails) go to libm's sinf: from x = 0 the phases
     are exactly the given float32 values, so one unit step adds their sines' sum."""
-    from privkit.algorithms import _rff
+    from privkit.algorithms._kernels import rff as _rff
 
     lanes = _rff.lanes
     rng = np.random.default_rng(8)
@@ -338,7 +338,7 @@ def test_the_kernels_sine_and_cosine_are_within_float32_accuracy_everywhere():
     """The feature map's float32 trigonometry (Cephes' polynomials after reduction by
     pi/2) against float64 numpy on a dense grid over [-pi, pi] and far beyond: the
     transform reduces to [-pi, pi] first, so every argument is covered."""
-    from privkit.algorithms import _rff
+    from privkit.algorithms._kernels import rff as _rff
 
     t = np.concatenate([np.linspace(-np.pi, np.pi, 100_001), [0.0, np.pi / 2, -np.pi / 4]])
     P = t.reshape(-1, 1)
@@ -356,7 +356,7 @@ def test_the_kernels_sine_and_cosine_are_within_float32_accuracy_everywhere():
 
 
 def test_the_kernels_reject_shapes_they_cannot_take():
-    from privkit.algorithms import _rff
+    from privkit.algorithms._kernels import rff as _rff
 
     lanes, rows = _rff.lanes, _rff.rows
     with pytest.raises(ValueError, match="multiple"):

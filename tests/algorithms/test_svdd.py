@@ -90,7 +90,9 @@ def _nnls_problem(seed, m, f, duplicates):
 
 
 def _run_nnls(E, start=(), start_values=None, excluded=None, max_iter=10_000):
-    from privkit.algorithms._hull import nnls_gram
+    from privkit.algorithms._kernels import hull
+
+    nnls_gram = hull.nnls_gram
 
     f1, m = E.shape
     u = np.zeros(m) if start_values is None else start_values.copy()
@@ -156,7 +158,9 @@ def test_compiled_nnls_reports_an_iteration_limit():
 
 
 def test_compiled_nnls_rejects_bad_shapes():
-    from privkit.algorithms._hull import nnls_gram
+    from privkit.algorithms._kernels import hull
+
+    nnls_gram = hull.nnls_gram
 
     with pytest.raises(ValueError, match="H must be"):
         nnls_gram(np.eye(3), np.zeros(2), np.zeros(3, dtype=np.intc), np.empty((4, 4)),
