@@ -243,9 +243,14 @@ class Accountant(abc.ABC, Generic[Cost]):
 
     # -- answers -----------------------------------------------------------------------------
 
-    def guarantee(self, plan: Block) -> Guarantee:
+    def guarantee(self, plan: Block, *, delta: float | None = None,
+                  epsilon: float | None = None) -> Guarantee:
         """The plan's native guarantee under this accountant (converted only when asked,
         through its ``epsilon_at`` / ``delta_at``).
+
+        ``delta`` (epsilon will be read at it) or ``epsilon`` (delta will be read at it)
+        name the question, for accountants whose computation is tuned to it (the PLD's
+        grid); the guarantee is certified at every question either way.
 
         Raises
         ------
@@ -258,7 +263,7 @@ class Accountant(abc.ABC, Generic[Cost]):
         """A certified epsilon such that ``plan`` is (epsilon, delta)-DP (may be ``inf``):
         ``self.guarantee(plan).epsilon_at(delta)``."""
         d = check.delta("delta", delta, f"{type(self).__name__}.epsilon")
-        return self.guarantee(plan).epsilon_at(d)
+        return self.guarantee(plan, delta=d).epsilon_at(d)
 
     def delta(self, plan: Block, *, epsilon: float) -> float:
         """A certified delta such that ``plan`` is (epsilon, delta)-DP (at most 1):
@@ -267,7 +272,7 @@ class Accountant(abc.ABC, Generic[Cost]):
         if math.isinf(e):
             self.check(plan)
             return 0.0
-        return self.guarantee(plan).delta_at(e)
+        return self.guarantee(plan, epsilon=e).delta_at(e)
 
     # -- budget filters (see privkit.filter.BudgetFilter) ------------------------------------
 

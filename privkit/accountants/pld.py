@@ -1,31 +1,52 @@
-"""Privacy loss distribution accounting: numerically tight, certified upper bounds.
+"""Privacy loss distribution accounting: two-sided, on a grid chosen for the question.
 
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.3.0
+   The grid step is chosen for the plan and the question (two stages: a coarse grid
+   measures the gap between the certified upper bound and the lower bound, a second
+   grid is as fine as that gap says the requested tightness needs); answers are
+   two-sided; distinct blocks are composed by one FFT each with their counts as powers;
+   no cap on loss values (a grid that would outgrow ``max_points`` is coarsened, and the
+   guarantee's notes say so and what to change).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import ClassVar
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from privkit import _pld_fft
 from privkit import _validation as check
 from privkit.accountant import Accountant
-from privkit.guarantees import Guarantee
+from privkit.accountants._pld_terms import (
+    Atom,
+    LeafAtom,
+    Parts,
+    Profile,
+    Subsampled,
+    Terms,
+)
+from privkit.guarantees import GDP, Guarantee
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Leaf, PlanNode, PoissonSubsample, SampleWithoutReplacement
-from privkit.pld import TAIL_MASS, PLDGuarantee, PrivacyLossDistribution, dominating_pld
+from privkit.pld import PLDGuarantee, PrivacyLossDistribution, discretise
 
 __all__ = ["PLDAccountant"]
 
-Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
-
-#: Profiles below this are treated as zero when choosing the top of a grid (the rest of
-#: the profile goes to the mass at +infinity, pessimistically).
-_NEGLIGIBLE = 1e-18
-_LARGEST_LOSS = 400.0
+#: Where the profile of a block is searched for its grid's upper end (losses above the
+#: largest are charged to +infinity).
+_SWEEP = np.geomspace(1e-4, 700.0, 96)
+#: The coarsest grid step the accountant uses (beyond, it gives up and says so).
+_WIDEST_STEP = 0.5
+#: The most runs composed by FFT powers (beyond, rounding in the powers' phases is no
+#: longer small against the deltas of interest); such plans are refused.
+MAX_RUNS = 10**12
+#: The delta a guarantee is tuned for when no question is given.
+_DEFAULT_DELTA = 1e-6
 
 
 def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
@@ -35,90 +56,64 @@ def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
     return None
 
 
-_COARSE = np.geomspace(1e-4, _LARGEST_LOSS, 64)
-
-
-def _top(profile: Profile) -> float:
-    """A loss above which the profile is negligible (the grid's upper end), found with
-    two vectorised evaluations: a geometric sweep, then a fine sweep of the bracket."""
-    coarse = np.asarray(profile(_COARSE))
-    beyond = np.flatnonzero(coarse <= _NEGLIGIBLE)
+def _top(profile: Profile, tail: float) -> float:
+    """A loss above which the profile is at most ``tail``: a geometric sweep, then a
+    fine sweep of the bracket."""
+    coarse = np.asarray(profile(_SWEEP))
+    beyond = np.flatnonzero(coarse <= tail)
     if beyond.size == 0:
-        return _LARGEST_LOSS
+        return float(_SWEEP[-1])
     i = int(beyond[0])
-    lo = float(_COARSE[i - 1]) if i > 0 else 0.0
-    fine = np.linspace(lo, float(_COARSE[i]), 65)
-    return float(fine[int(np.argmax(np.asarray(profile(fine)) <= _NEGLIGIBLE))])
+    lo = float(_SWEEP[i - 1]) if i > 0 else 0.0
+    fine = np.linspace(lo, float(_SWEEP[i]), 65)
+    return float(fine[int(np.argmax(np.asarray(profile(fine)) <= tail))])
 
 
-def _reverse_any(forward: Profile, reverse: Profile) -> Profile:
-    """``H_(e^eps)(Q || P)`` for every real eps, from both non-negative profiles."""
+class _Question:
+    """What is asked (epsilon at a delta, or delta at an epsilon) and the tail masses it
+    allows to be charged pessimistically."""
 
-    def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        e = np.asarray(e, dtype=float)
-        out = np.empty(e.shape)
-        pos = e >= 0
-        out[pos] = reverse(e[pos])
-        neg = ~pos
-        out[neg] = -np.expm1(e[neg]) + np.exp(e[neg]) * forward(-e[neg])
-        return out
+    def __init__(self, delta: float | None, epsilon: float | None) -> None:
+        self.delta = delta
+        self.epsilon = epsilon
+        scale = delta if delta is not None and delta > 0 else _DEFAULT_DELTA
+        if epsilon is not None:
+            scale = 1e-10
+        self.tail = max(scale * 1e-5, 1e-300)
 
-    return h
-
-
-def _poisson_profiles(q: float, forward: Profile, reverse: Profile) -> tuple[Profile, Profile]:
-    """Profiles (eps >= 0) of (M, Q) and (Q, M) for M = q P + (1 - q) Q.
-
-    Notes
-    -----
-    ``H_g(M || Q) = q H_(g')(P || Q)`` with ``g' = (g - 1 + q) / q`` (for g >= 1), and
-    ``H_g(Q || M) = (1 - g (1 - q))_+ H_(g'')(Q || P)`` with
-    ``g'' = g q / (1 - g (1 - q))``: both exact (Balle, Barthe, Gaboardi 2018,
-    arXiv:1807.01647v2, Theorem 8 and its proof). If (P, Q) dominates a mechanism, these
-    dominate its Poisson subsampling in each direction (Zhu, Dong, Wang 2022, Theorem 11).
-    """
-    reverse_any = _reverse_any(forward, reverse)
-
-    def remove(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        g = np.exp(np.asarray(e, dtype=float))
-        inner = np.log1p((g - 1.0) / q)
-        result: NDArray[np.float64] = q * forward(inner)
-        return result
-
-    def add(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        g = np.exp(np.asarray(e, dtype=float))
-        weight = 1.0 - g * (1.0 - q)
-        out = np.zeros(g.shape)
-        live = weight > 0
-        inner = np.log(g[live] * q / weight[live])
-        out[live] = weight[live] * reverse_any(inner)
-        return out
-
-    return remove, add
+    def value(self, g: PLDGuarantee) -> tuple[float, float]:
+        """(upper, lower) answers."""
+        if self.epsilon is not None:
+            return g.delta_at(self.epsilon), g.delta_lower_at(self.epsilon)
+        d = _DEFAULT_DELTA if self.delta is None else self.delta
+        return g.epsilon_at(d), g.epsilon_lower_at(d)
 
 
-class PLDAccountant(Accountant[PLDGuarantee]):
-    """Compose discretised privacy loss distributions; every answer is an upper bound.
+class PLDAccountant(Accountant[Terms]):
+    """Compose privacy loss distributions; every answer is certified and two-sided.
 
     Parameters
     ----------
-    step : float, default 1e-3
-        Grid spacing of the losses. The "connect the dots" discretisation errs by
-        O(step^2) per block, always upwards: halving it never increases the bound.
-    tail_mass : float, default 1e-16
-        Mass moved (pessimistically) out of each tail after each convolution.
+    step : float, optional
+        A fixed grid spacing. Default: chosen per question, in two stages, so that the
+        gap between the certified upper bound and the lower bound is at most
+        ``tolerance`` times the answer (where ``max_points`` allows).
+    tolerance : float, default 2e-4
+        The relative gap the default grid aims for.
+    max_points : int, default 2**22
+        The largest composition grid; a plan that would need more is computed on a
+        coarser grid (still certified, looser), and the guarantee's ``notes`` say so.
 
     Notes
     -----
     Supports leaves with an exact profile (``PureDP``, ``ApproxDP``, ``LaplaceDP``,
     ``GDP``, ``BoundedRange``: Laplace, Gaussian, exponential and randomized-response
-    mechanisms), ``Sequential``, ``Repeat`` (by repeated squaring), ``Parallel`` (the
-    pointwise maximum of the parts' profiles, in each direction), ``PostProcess``,
-    ``PoissonSubsample`` under ADD_REMOVE and ``SampleWithoutReplacement`` under
-    REPLACE_ONE (profile ``q delta(log(1 + (e^eps - 1)/q))``, Balle, Barthe, Gaboardi
-    2018, Theorem 10). See :mod:`privkit.pld` for the discretisation. The native guarantee
-    is the composed pair, a :class:`~privkit.pld.PLDGuarantee`. A repeated block costs
-    ``log2(count)`` convolutions on a grid bounded by :data:`privkit.pld.LOSS_CAP`.
+    mechanisms), ``Sequential``, ``Repeat``, ``Parallel`` (the pointwise maximum of the
+    parts' profiles), ``PostProcess``, ``PoissonSubsample`` under ADD_REMOVE and
+    ``SampleWithoutReplacement`` under REPLACE_ONE (the exact pair, see
+    :class:`~privkit.accountants._pld_terms.Subsampled`). See :mod:`privkit.pld` for the
+    discretisations and :mod:`privkit._pld_fft` for the composition. The native guarantee
+    is a :class:`~privkit.pld.PLDGuarantee` with both bounds.
 
     Examples
     --------
@@ -126,8 +121,9 @@ class PLDAccountant(Accountant[PLDGuarantee]):
     >>> from privkit.mechanisms import Gaussian
     >>> step = PoissonSubsample(Gaussian.for_gdp(1.0, sensitivity=1.0,
     ...                         relation=Neighbouring.ADD_REMOVE), 0.01)
-    >>> round(PLDAccountant().epsilon(Repeat(step, 1000), delta=1e-5), 3)
-    1.829
+    >>> g = PLDAccountant().guarantee(Repeat(step, 1000), delta=1e-5)
+    >>> round(g.epsilon_lower_at(1e-5), 3), round(g.epsilon_at(1e-5), 3)
+    (1.82, 1.829)
 
     .. versionadded:: 0.1.0
     """
@@ -137,9 +133,14 @@ class PLDAccountant(Accountant[PLDGuarantee]):
         "PLD composition assumes the blocks are fixed in advance; fully adaptive PLD "
         "filters (Whitehouse, Ramdas, Rogers, Wu 2023) are not implemented here")
 
-    def __init__(self, step: float = 1e-3, tail_mass: float = TAIL_MASS) -> None:
-        self.step = check.positive_finite("step", step, "PLDAccountant")
-        self.tail_mass = check.open_unit("tail_mass", tail_mass, "PLDAccountant")
+    def __init__(self, step: float | None = None, tolerance: float = 2e-4,
+                 max_points: int = 2**22) -> None:
+        owner = "PLDAccountant"
+        self.step = None if step is None else check.positive_finite("step", step, owner)
+        self.tolerance = check.positive_finite("tolerance", tolerance, owner)
+        self.max_points = check.positive_int("max_points", max_points, owner)
+        if self.max_points < 64:
+            raise check.fail("max_points", max_points, "an integer >= 64", owner)
 
     def accepts_leaf(self, leaf: Leaf) -> bool:
         return _profile_guarantee(leaf) is not None
@@ -151,90 +152,220 @@ class PLDAccountant(Accountant[PLDGuarantee]):
             return node.relation is Neighbouring.REPLACE_ONE
         return True
 
-    def pair(self, plan: Block) -> PLDGuarantee:
-        """The plan's privacy loss distributions in both directions (its guarantee)."""
-        return self.cost(plan)
+    def _refuse_whole(self, plan: Block) -> Block | None:
+        return plan if _runs(self._fold(plan)) > MAX_RUNS else None
 
-    def to_guarantee(self, cost: PLDGuarantee) -> Guarantee:
-        return cost
+    # -- the cost algebra: the plan as distinct atoms with counts ----------------------------
 
-    # -- the cost algebra --------------------------------------------------------------------
-
-    def leaf(self, leaf: Leaf) -> PLDGuarantee:
+    def leaf(self, leaf: Leaf) -> Terms:
         g = _profile_guarantee(leaf)
         assert g is not None
-        pld = self._discretise(g._profile_nonnegative, g._profile_nonnegative)
-        return PLDGuarantee(remove=pld, add=pld)
+        if isinstance(g, GDP):
+            return Terms(gaussian=g.mu**2)
+        return Terms(counts=((LeafAtom(g), 1),))
 
-    def sequential(self, costs: Sequence[PLDGuarantee]) -> PLDGuarantee:
-        remove = self._tree_compose([p.remove for p in costs])
-        if all(p.remove is p.add for p in costs):  # symmetric: one direction suffices
-            return PLDGuarantee(remove=remove, add=remove)
-        return PLDGuarantee(remove=remove, add=self._tree_compose([p.add for p in costs]))
+    def sequential(self, costs: Sequence[Terms]) -> Terms:
+        return costs[0].merged(list(costs[1:]))
 
-    def repeat(self, cost: PLDGuarantee, count: int) -> PLDGuarantee:
-        remove = cost.remove.self_compose(count, tail_mass=self.tail_mass)
-        if cost.remove is cost.add:  # symmetric: one direction suffices
-            return PLDGuarantee(remove=remove, add=remove)
-        return PLDGuarantee(remove=remove,
-                            add=cost.add.self_compose(count, tail_mass=self.tail_mass))
+    def repeat(self, cost: Terms, count: int) -> Terms:
+        return cost.times(count)
 
-    def parallel(self, costs: Sequence[PLDGuarantee]) -> PLDGuarantee:
-        forward = _max_profile([p.remove for p in costs])
-        backward = _max_profile([p.add for p in costs])
-        return PLDGuarantee(remove=self._discretise(forward, backward),
-                            add=self._discretise(backward, forward))
+    def parallel(self, costs: Sequence[Terms]) -> Terms:
+        return Terms(counts=((Parts(tuple(costs)), 1),))
 
-    def poisson_subsample(self, cost: PLDGuarantee, node: PoissonSubsample) -> PLDGuarantee:
-        sub_remove, sub_add = _poisson_profiles(
-            node.sampling_rate, _profile_of(cost.remove), _profile_of(cost.add))
-        return PLDGuarantee(remove=self._discretise(sub_remove, sub_add),
-                            add=self._discretise(sub_add, sub_remove))
+    def poisson_subsample(self, cost: Terms, node: PoissonSubsample) -> Terms:
+        if node.sampling_rate == 1.0:
+            return cost
+        return Terms(counts=((Subsampled(cost, node.sampling_rate), 1),))
 
-    def sample_without_replacement(self, cost: PLDGuarantee, node: SampleWithoutReplacement
-                                   ) -> PLDGuarantee:
-        """Profile ``q delta(log(1 + (e^eps - 1) / q))`` with ``q = m / n`` of the worse
-        direction (Balle, Barthe, Gaboardi 2018, arXiv:1807.01647v2, Theorem 10)."""
-        q = node.sample_size / node.population_size
-        worst = _max_profile([cost.remove, cost.add])
+    def sample_without_replacement(self, cost: Terms, node: SampleWithoutReplacement
+                                   ) -> Terms:
+        if node.sample_size == node.population_size:
+            return cost
+        rate = node.sample_size / node.population_size
+        return Terms(counts=((Subsampled(cost, rate, symmetrise=True), 1),))
 
-        def sampled(e: NDArray[np.float64]) -> NDArray[np.float64]:
-            result: NDArray[np.float64] = q * worst(np.log1p(np.expm1(e) / q))
-            return result
+    def to_guarantee(self, cost: Terms) -> Guarantee:
+        return self._solve(cost, _Question(None, None))
 
-        pld = self._discretise(sampled, sampled)
-        return PLDGuarantee(remove=pld, add=pld)
+    # -- answers -----------------------------------------------------------------------------
 
-    def _tree_compose(self, plds: list[PrivacyLossDistribution]) -> PrivacyLossDistribution:
-        """Compose in a balanced tree: convolutions of similar sizes, so the FFTs stay small
-        (convolution is associative; the truncations are pessimistic in any order)."""
-        while len(plds) > 1:
-            paired = [a.compose(b, tail_mass=self.tail_mass) for a, b in zip(plds[::2], plds[1::2],
-                                                                             strict=False)]
-            plds = paired + ([plds[-1]] if len(plds) % 2 else [])
-        return plds[0]
+    def guarantee(self, plan: Block, *, delta: float | None = None,
+                  epsilon: float | None = None) -> PLDGuarantee:
+        """The plan's PLDs, on a grid chosen for the question (``delta`` to read epsilon
+        at, or ``epsilon`` to read delta at; default: epsilon at delta 1e-6). The result
+        is certified at every question; it is tightest at the one asked."""
+        return self._solve(self.cost(plan), _Question(delta, epsilon))
 
-    def _discretise(self, forward: Profile, reverse: Profile) -> PrivacyLossDistribution:
-        top_forward = _top(forward)
-        top_reverse = top_forward if reverse is forward else _top(reverse)
-        return dominating_pld(forward, reverse, step=self.step,
-                              lowest=-top_reverse - self.step,
-                              highest=max(top_forward, top_reverse, 2 * self.step))
+    def pair(self, plan: Block) -> PLDGuarantee:
+        """The plan's privacy loss distributions in both directions (its guarantee)."""
+        return self.guarantee(plan)
+
+    def bounds(self, plan: Block, *, delta: float) -> tuple[float, float]:
+        """(lower, upper): certified bounds on the plan's exact epsilon at ``delta``."""
+        d = check.delta("delta", delta, "PLDAccountant.bounds")
+        g = self.guarantee(plan, delta=d)
+        return g.epsilon_lower_at(d), g.epsilon_at(d)
+
+    # -- the numerics ------------------------------------------------------------------------
+
+    def _solve(self, terms: Terms, question: _Question) -> PLDGuarantee:
+        """Two coarse grids (step h and h / 2, upper bounds only) measure the
+        discretisation error, which is second order: ``U(h) - exact ~ k h^2``, so
+        ``k ~ (U(h) - U(h/2)) / (3 h^2 / 4)``; the final grid's step makes ``k h^2`` at
+        most ``tolerance`` times the answer. Every grid's bound is certified; the
+        estimate only chooses the step."""
+        if self.step is not None:
+            return self._at_step(terms, self.step, question, [], lower=True)
+        notes: list[str] = []
+        h = 2e-3
+        coarse = self._at_step(terms, h, question, notes, lower=False)
+        half = self._at_step(terms, coarse.remove.step / 2, question, notes, lower=False)
+        u1, u2 = question.value(coarse)[0], question.value(half)[0]
+        if not (math.isfinite(u1) and math.isfinite(u2)) or half.remove.step > h:
+            return self._at_step(terms, half.remove.step, question, notes, lower=True)
+        h2 = half.remove.step
+        k = max(u1 - u2, 0.0) / (0.75 * (2 * h2) ** 2)
+        wanted = self.tolerance * u2
+        if k * h2 * h2 <= wanted:
+            step = h2
+        else:
+            step = max(math.sqrt(wanted / k), 1e-7)
+        return self._at_step(terms, step, question, notes, lower=True, coarse=half)
+
+    def _at_step(self, terms: Terms, step: float, question: _Question, notes: list[str],
+                 *, lower: bool, coarse: PLDGuarantee | None = None) -> PLDGuarantee:
+        atoms = terms.atoms()
+        runs = max(terms.runs, 1)
+        tail = question.tail / runs
+        cache: dict[Atom, tuple[Profile, Profile, Profile, Profile]] = {}
+        parts = [(a, n, self._profiles(a, cache, question)) for a, n in atoms]
+        symmetric = all(a.symmetric for a, _ in atoms)
+        h = step
+        for _ in range(8):
+            if h > _WIDEST_STEP:
+                note = (f"the plan's losses span more than max_points={self.max_points} "
+                        f"grid points even at step {_WIDEST_STEP}; no finite bound here "
+                        "(raise max_points, or use another accountant)")
+                vacuous = PrivacyLossDistribution(step=h, offset=0, pmf=np.zeros(1),
+                                                  infinity_mass=1.0)
+                return PLDGuarantee(remove=vacuous, add=vacuous,
+                                    notes=(*notes, note))
+            grids = [self._grids(a, p, h, tail, lower) for a, _, p in parts]
+            window = _pld_fft.Window([(g[0], n) for g, (_, n, _) in zip(grids, parts,
+                                                                        strict=True)])
+            first, last = window.span(question.tail, question.tail)
+            if last - first + 1 <= self.max_points:
+                break
+            wider = h * (last - first + 1) / self.max_points * 1.05
+            note = (f"the grid was coarsened to step {wider:.3g} to stay within "
+                    f"max_points={self.max_points}; raise max_points for a tighter bound")
+            if note not in notes:
+                notes.append(note)
+            h = wider
+        counts = [n for _, n, _ in parts]
+
+        def composed(index: int, upper: bool) -> tuple[PrivacyLossDistribution, float]:
+            terms_ = [(g[index], n) for g, n in zip(grids, counts, strict=True)]
+            w = _pld_fft.Window(terms_)
+            lo, hi = w.span(question.tail, question.tail)
+            return _pld_fft.compose(terms_, lo, hi, upper=upper)
+
+        remove, _ = composed(0, True)
+        lower_remove, slack_r = composed(2, False) if lower else (None, 0.0)
+        if symmetric:
+            return PLDGuarantee(remove=remove, add=remove, lower_remove=lower_remove,
+                                lower_add=None, lower_slack=slack_r, notes=tuple(notes))
+        if coarse is not None and _not_worse(coarse.add, remove, question):
+            add = coarse.add
+        else:
+            add, _ = composed(1, True)
+        return PLDGuarantee(remove=remove, add=add, lower_remove=lower_remove,
+                            lower_add=None, lower_slack=slack_r, notes=tuple(notes))
+
+    def _profiles(self, atom: Atom, cache: dict[Atom, tuple[Profile, Profile, Profile,
+                                                              Profile]],
+                  question: _Question) -> tuple[Profile, Profile, Profile, Profile]:
+        if atom not in cache:
+            cache[atom] = atom.profiles(lambda block: self._curves(block, question))
+        return cache[atom]
+
+    def _curves(self, block: Terms, question: _Question
+                ) -> tuple[Profile, Profile, Profile, Profile]:
+        """The curves (eps >= 0) of a nested composition's PLDs."""
+        g = self._solve(block, question)
+        low_r = g.lower_remove if g.lower_remove is not None else g.remove
+        low_a = g.lower_add if g.lower_add is not None else low_r
+        slack = g.lower_slack if g.lower_remove is not None else math.inf
+
+        def curve(p: PrivacyLossDistribution, minus: float = 0.0) -> Profile:
+            def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
+                out: NDArray[np.float64] = np.maximum(p.profile(e) - minus, 0.0)
+                return out
+            return h
+
+        return (curve(g.remove), curve(g.add), curve(low_r, slack), curve(low_a, slack))
+
+    def _grids(self, atom: Atom, profiles: tuple[Profile, Profile, Profile, Profile],
+               step: float, tail: float, lower: bool
+               ) -> tuple[PrivacyLossDistribution, PrivacyLossDistribution,
+                          PrivacyLossDistribution, PrivacyLossDistribution]:
+        up_r, up_a, lo_r, lo_a = profiles
+        top_r, top_a = _top(up_r, tail), _top(up_a, tail)
+        if not lower:
+            upper_r, _ = discretise(up_r, up_a, step=step, lowest=-top_a - step,
+                                    highest=max(top_r, top_a, 2 * step), lower=False)
+            if atom.symmetric:
+                return upper_r, upper_r, upper_r, upper_r
+            upper_a, _ = discretise(up_a, up_r, step=step, lowest=-top_r - step,
+                                    highest=max(top_r, top_a, 2 * step), lower=False)
+            return upper_r, upper_a, upper_r, upper_a
+        upper_r, lower_r = discretise(up_r, up_a, step=step, lowest=-top_a - step,
+                                      highest=max(top_r, top_a, 2 * step), floor=atom.floor)
+        if lo_r is not up_r:
+            _, lower_r = discretise(lo_r, lo_a, step=step, lowest=-top_a - step,
+                                    highest=max(top_r, top_a, 2 * step), floor=atom.floor)
+        assert lower_r is not None
+        if atom.symmetric:
+            return upper_r, upper_r, lower_r, lower_r
+        upper_a, _ = discretise(up_a, up_r, step=step, lowest=-top_r - step,
+                                highest=max(top_r, top_a, 2 * step), lower=False)
+        # the add direction's lower PLD: only the remove direction's is kept (a lower
+        # bound on the worse direction needs one direction; the remove direction is the
+        # worse one for subsampling at the deltas of interest)
+        return upper_r, upper_a, lower_r, upper_a
+
+    def epsilon(self, plan: Block, *, delta: float) -> float:
+        d = check.delta("delta", delta, "PLDAccountant.epsilon")
+        return self.guarantee(plan, delta=d).epsilon_at(d)
+
+    def delta(self, plan: Block, *, epsilon: float) -> float:
+        e = check.nonnegative("epsilon", epsilon, "PLDAccountant.delta")
+        if math.isinf(e):
+            self.check(plan)
+            return 0.0
+        return self.guarantee(plan, epsilon=e).delta_at(e)
+
+    def __repr__(self) -> str:
+        return "PLDAccountant()" if self.step is None else f"PLDAccountant(step={self.step})"
 
 
-def _profile_of(pld: PrivacyLossDistribution) -> Profile:
-    def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        return pld.profile(np.asarray(e, dtype=float))
-
-    return h
-
-
-def _max_profile(plds: list[PrivacyLossDistribution]) -> Profile:
-    def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        values = [p.profile(np.asarray(e, dtype=float)) for p in plds]
-        result: NDArray[np.float64] = np.maximum.reduce(values)
-        return result
-
-    return h
+def _not_worse(candidate: PrivacyLossDistribution, than: PrivacyLossDistribution,
+               question: Any) -> bool:
+    if question.epsilon is not None:
+        return candidate.delta_at(question.epsilon) <= than.delta_at(question.epsilon)
+    d = _DEFAULT_DELTA if question.delta is None else question.delta
+    return candidate.epsilon_at(d) <= than.epsilon_at(d)
 
 
+def _runs(terms: Terms) -> int:
+    """How many blocks run, nested ones included (each counted in its enclosing count)."""
+    total = 1 if terms.gaussian else 0
+    for atom, n in terms.counts:
+        inner = 1
+        if isinstance(atom, Subsampled):
+            inner = max(_runs(atom.block), 1)
+        elif isinstance(atom, Parts):
+            inner = max(max(_runs(p) for p in atom.parts), 1)
+        total += n * inner
+    return total

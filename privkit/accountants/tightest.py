@@ -14,8 +14,9 @@ import attrs
 from privkit import _validation as check
 from privkit.accountant import Accountant, available_accountants
 from privkit.errors import UnsupportedPlanError
-from privkit.guarantees import Guarantee
+from privkit.guarantees import GDP, Guarantee
 from privkit.plan import Block
+from privkit.pld import PLDGuarantee
 
 __all__ = ["AccountingResult", "tightest", "tightest_delta"]
 
@@ -50,6 +51,23 @@ class AccountingResult:
     by_accountant: dict[str, float]
     refused: dict[str, str]
     guarantee: Guarantee
+    lower: float = 0.0
+    skipped: dict[str, str] = attrs.field(factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def explain(self) -> str:
+        """Who won, with the certified interval, and why each other accountant lost."""
+        target = "delta" if self.epsilon_was_target else "epsilon"
+        value = self.delta if self.epsilon_was_target else self.epsilon
+        lines = [f"{self.accountant} wins: {target} in [{self.lower:.6g}, {value:.6g}] "
+                 "(a certified lower bound on the exact value, and the certified bound)"]
+        for name, other in sorted(self.by_accountant.items(), key=lambda kv: kv[1]):
+            if name != self.accountant:
+                lines.append(f"{name} lost: {other:.6g} is above {value:.6g}")
+        lines += [f"{name} skipped: {why}" for name, why in self.skipped.items()]
+        lines += [f"{name} refused: {why}" for name, why in self.refused.items()]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
 
     def table(self) -> str:
         """A plain-text table of every accountant's answer."""
@@ -58,7 +76,12 @@ class AccountingResult:
         for name, value in sorted(self.by_accountant.items(), key=lambda kv: kv[1]):
             mark = "  <- tightest" if name == self.accountant else ""
             rows.append(f"{name:<12} {value:>14.6g}{mark}")
+        rows += [f"{name:<12} {'skipped':>14}  ({why})" for name, why in self.skipped.items()]
         rows += [f"{name:<12} {'refused':>14}  ({why})" for name, why in self.refused.items()]
+        if self.lower > 0.0:
+            rows.append(f"{'lower bound':<12} {self.lower:>14.6g}  (certified, on the exact "
+                        f"{target})")
+        rows += [f"note: {n}" for n in self.notes]
         return "\n".join(rows)
 
     @property
@@ -100,13 +123,84 @@ def _run(
     return usable, refused
 
 
+#: Accountants tried first: exact for the plans they support (gdp), then two-sided (pld).
+_FIRST = ("gdp", "pld")
+
+
+def _answer(g: Guarantee, delta: float | None, epsilon: float | None) -> float:
+    if epsilon is not None:
+        return 0.0 if math.isinf(epsilon) else g.delta_at(epsilon)
+    assert delta is not None
+    return g.epsilon_at(delta)
+
+
+def _lower(g: Guarantee, delta: float | None, epsilon: float | None) -> float:
+    if isinstance(g, PLDGuarantee):
+        if epsilon is not None:
+            return 0.0 if math.isinf(epsilon) else g.delta_lower_at(epsilon)
+        assert delta is not None
+        return g.epsilon_lower_at(delta)
+    return 0.0
+
+
+def _best(plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str,
+          delta: float | None, epsilon: float | None) -> AccountingResult:
+    usable, refused = _run(plan, accountants, owner)
+    if accountants is None:  # privkit's order: the exact and the two-sided ones first
+        usable.sort(key=lambda a: _FIRST.index(a.name) if a.name in _FIRST else len(_FIRST))
+    natives: dict[str, Guarantee] = {}
+    values: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    lower = 0.0
+    exact: str | None = None
+    for a in usable:
+        if exact is not None:
+            skipped[a.name] = (f"cannot win: the {exact} accountant's answer is exact for "
+                               "this plan")
+            continue
+        best = min(values.values(), default=math.inf)
+        if accountants is None and lower > 0.0 and best - lower <= _GAP * best:
+            skipped[a.name] = (f"could improve on {best:.6g} by at most {best - lower:.3g} "
+                               "(the certified lower bound is "
+                               f"{lower:.6g}), below the tolerance {_GAP:g} of the answer")
+            continue
+        g = a.guarantee(plan, delta=delta, epsilon=epsilon)
+        natives[a.name] = g
+        values[a.name] = _answer(g, delta, epsilon)
+        lower = max(lower, _lower(g, delta, epsilon))
+        if a.name == "gdp" and isinstance(g, GDP):  # Dong, Roth, Su 2019, Cor. 3.3
+            exact = "gdp"
+            lower = values[a.name]
+    name = min(values, key=lambda n: values[n])
+    value = values[name]
+    notes = tuple(getattr(natives.get("pld"), "notes", ()))
+    if epsilon is not None:
+        return AccountingResult(epsilon=epsilon, delta=value, accountant=name,
+                                by_accountant=values, refused=refused,
+                                guarantee=natives[name], lower=min(lower, value),
+                                skipped=skipped, notes=notes)
+    assert delta is not None
+    return AccountingResult(epsilon=value, delta=delta, accountant=name,
+                            by_accountant=values, refused=refused, guarantee=natives[name],
+                            lower=min(lower, value), skipped=skipped, notes=notes)
+
+
+#: The relative gap under which accountants that cannot win by more are skipped.
+_GAP = 1e-3
+
+
 def tightest(
     plan: Block, *, delta: float, accountants: Sequence[Accountant[Any]] | None = None
 ) -> AccountingResult:
     """The smallest certified epsilon at ``delta`` over the accountants that support ``plan``.
 
     By default every registered accountant (:func:`privkit.available_accountants`) whose
-    numbers are upper bounds is tried, third-party ones included.
+    numbers are upper bounds is considered, third-party ones included, exact and
+    two-sided ones first: the GDP accountant (exact for Gaussian plans; then nothing can
+    beat it) and the PLD accountant (whose lower bound says how much any other could
+    still gain). An accountant that could not win by more than a relative ``1e-3`` is
+    skipped, and :meth:`AccountingResult.explain` says why, as it says why the others
+    lost. With ``accountants`` given, each of them is run.
 
     Examples
     --------
@@ -119,12 +213,7 @@ def tightest(
     """
     owner = "tightest"
     d = check.delta("delta", delta, owner)
-    usable, refused = _run(plan, accountants, owner)
-    natives = {a.name: a.guarantee(plan) for a in usable}
-    values = {name: g.epsilon_at(d) for name, g in natives.items()}
-    best = min(values, key=lambda name: values[name])
-    return AccountingResult(epsilon=values[best], delta=d, accountant=best,
-                            by_accountant=values, refused=refused, guarantee=natives[best])
+    return _best(plan, accountants, owner, d, None)
 
 
 def tightest_delta(
@@ -133,11 +222,4 @@ def tightest_delta(
     """The smallest certified delta at ``epsilon`` over the accountants that support ``plan``."""
     owner = "tightest_delta"
     e = check.nonnegative("epsilon", epsilon, owner)
-    usable, refused = _run(plan, accountants, owner)
-    natives = {a.name: a.guarantee(plan) for a in usable}
-    values = {name: (0.0 if math.isinf(e) else g.delta_at(e)) for name, g in natives.items()}
-    best = min(values, key=lambda name: values[name])
-    return AccountingResult(epsilon=e, delta=values[best], accountant=best,
-                            by_accountant=values, refused=refused, guarantee=natives[best])
-
-
+    return _best(plan, accountants, owner, None, e)
