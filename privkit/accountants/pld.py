@@ -100,7 +100,7 @@ class PLDAccountant(Accountant[Terms]):
         ``tolerance`` times the answer (where ``max_points`` allows).
     tolerance : float, default 2e-4
         The relative gap the default grid aims for.
-    max_points : int, default 2**22
+    max_points : int, default 2**20
         The largest composition grid; a plan that would need more is computed on a
         coarser grid (still certified, looser), and the guarantee's ``notes`` say so.
 
@@ -134,7 +134,7 @@ class PLDAccountant(Accountant[Terms]):
         "filters (Whitehouse, Ramdas, Rogers, Wu 2023) are not implemented here")
 
     def __init__(self, step: float | None = None, tolerance: float = 2e-4,
-                 max_points: int = 2**22) -> None:
+                 max_points: int = 2**20) -> None:
         owner = "PLDAccountant"
         self.step = None if step is None else check.positive_finite("step", step, owner)
         self.tolerance = check.positive_finite("tolerance", tolerance, owner)
@@ -230,7 +230,7 @@ class PLDAccountant(Accountant[Terms]):
         if k * h2 * h2 <= wanted:
             step = h2
         else:
-            step = max(math.sqrt(wanted / k), 1e-7)
+            step = max(math.sqrt(wanted / k), 1e-5)
         return self._at_step(terms, step, question, notes, lower=True, coarse=half)
 
     def _at_step(self, terms: Terms, step: float, question: _Question, notes: list[str],
