@@ -73,6 +73,18 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 )
 
 
+def _check_rho(rho: float, owner: str) -> None:
+    from privkit import _validation as check
+
+    check.positive_finite("rho", rho, owner)
+
+
+def _check_delta(delta: float, owner: str) -> None:
+    from privkit import _validation as check
+
+    check.delta("delta", delta, owner)
+
+
 # --- pure and approximate DP -------------------------------------------------------------
 
 
@@ -321,6 +333,8 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     conversion of [CKS20]_ Cor. 13 over the continuum of orders. This is never larger
     than the familiar ``rho + 2 sqrt(rho log(1/delta))`` of [BS16]_ Prop. 1.3.
     """
+    _check_rho(rho, "zcdp_to_epsilon")
+    _check_delta(delta, "zcdp_to_epsilon")
     if delta <= 0.0:
         return math.inf
     log_delta = math.log(delta)
@@ -344,6 +358,10 @@ def zcdp_rho_for_approx_dp(epsilon: float, delta: float) -> float:
 
 def zcdp_to_delta(rho: float, epsilon: float) -> float:
     """Smallest delta at ``epsilon`` implied by rho-zCDP ([CKS20]_ Cor. 13)."""
+    _check_rho(rho, "zcdp_to_delta")
+    from privkit import _validation as check
+
+    check.nonnegative("epsilon", epsilon, "zcdp_to_delta")
     best = _minimise_over_orders(lambda t: _zcdp_log_delta(t, rho, epsilon))
     return float(min(1.0, math.exp(min(best, 0.0))))
 
