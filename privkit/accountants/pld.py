@@ -227,10 +227,7 @@ class PLDAccountant(Accountant[Terms]):
         h2 = half.remove.step
         k = max(u1 - u2, 0.0) / (0.75 * (2 * h2) ** 2)
         wanted = self.tolerance * u2
-        if k * h2 * h2 <= wanted:
-            step = h2
-        else:
-            step = max(math.sqrt(wanted / k), 1e-5)
+        step = h2 if k * h2 * h2 <= wanted else max(math.sqrt(wanted / k), 1e-05)
         return self._at_step(terms, step, question, notes, lower=True, coarse=half)
 
     def _at_step(self, terms: Terms, step: float, question: _Question, notes: list[str],

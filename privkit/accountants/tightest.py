@@ -59,8 +59,8 @@ class AccountingResult:
         """Who won, with the certified interval, and why each other accountant lost."""
         target = "delta" if self.epsilon_was_target else "epsilon"
         value = self.delta if self.epsilon_was_target else self.epsilon
-        lines = [f"{self.accountant} wins: {target} in [{self.lower:.6g}, {value:.6g}] "
-                 "(a certified lower bound on the exact value, and the certified bound)"]
+        lines = [(f"{self.accountant} wins: {target} in [{self.lower:.6g}, {value:.6g}] "
+                 "(a certified lower bound on the exact value, and the certified bound)")]
         for name, other in sorted(self.by_accountant.items(), key=lambda kv: kv[1]):
             if name != self.accountant:
                 lines.append(f"{name} lost: {other:.6g} is above {value:.6g}")

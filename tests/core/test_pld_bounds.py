@@ -57,5 +57,6 @@ def test_blocks_with_their_own_delta_match_kov(epsilon, delta, count):
         epsilon=epsilon), relation=A)
     exact = optimal_homogeneous_epsilon(epsilon, delta, count, 1e-5)
     lower, upper = PLDAccountant().bounds(Repeat(block, count), delta=1e-5)
-    assert lower <= exact * (1 + 1e-9) and exact <= upper * (1 + 1e-9)
+    assert lower <= exact * (1 + 1e-9)
+    assert exact <= upper * (1 + 1e-9)
     assert upper <= exact * 1.01
