@@ -229,15 +229,11 @@ def laplace_rdp(epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
 
 
 def gdp_profile(mu: float, epsilons: ArrayLike) -> NDArray[np.float64]:
-    """:func:`gdp_delta` vectorised over ``epsilons >= 0``."""
-    from scipy import special
+    """:func:`gdp_delta` vectorised over ``epsilons >= 0`` (one formula with the PLD
+    accountant's, :data:`privkit._profiles.GAUSSIAN`)."""
+    from privkit import _profiles
 
-    e = np.maximum(np.asarray(epsilons, dtype=float), 0.0)
-    log_a = special.log_ndtr(-e / mu + mu / 2.0)
-    log_b = special.log_ndtr(-e / mu - mu / 2.0)
-    ratio = np.minimum(e + log_b - log_a, 0.0)
-    result: NDArray[np.float64] = np.minimum(1.0, np.exp(log_a) * -np.expm1(ratio))
-    return result
+    return _profiles.GAUSSIAN((mu,), epsilons)
 
 
 # --- Renyi DP and zCDP --------------------------------------------------------------------

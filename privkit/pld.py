@@ -40,15 +40,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
+from privkit._pld_grid import Rows, discretise_rows, grid_span
 from privkit.guarantees import Guarantee
 
 __all__ = ["PLDGuarantee", "PrivacyLossDistribution", "discretise", "dominating_pld"]
 
 Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
-
-#: Relative rounding allowance on profile values (they are computed to ~1e-16 relative).
-_ROUNDING = 1e-13
-
 
 def _array_eq(a: NDArray[np.float64], b: NDArray[np.float64]) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
@@ -68,10 +65,39 @@ class PrivacyLossDistribution:
     pmf: NDArray[np.float64] = attrs.field(eq=attrs.cmp_using(eq=_array_eq))
     infinity_mass: float = 0.0
 
+    _sums: tuple[NDArray[np.float64], NDArray[np.float64], float] | None = attrs.field(
+        init=False, default=None, repr=False, eq=False)
+    _losses: NDArray[np.float64] | None = attrs.field(init=False, default=None, repr=False,
+                                                      eq=False)
+
     @property
     def losses(self) -> NDArray[np.float64]:
-        """The loss value of each entry of ``pmf``."""
-        return np.arange(self.offset, self.offset + self.pmf.size, dtype=np.float64) * self.step
+        """The loss value of each entry of ``pmf`` (computed once)."""
+        if self._losses is None:
+            object.__setattr__(self, "_losses", np.arange(
+                self.offset, self.offset + self.pmf.size, dtype=np.float64) * self.step)
+        assert self._losses is not None
+        return self._losses
+
+    def _suffix_sums(self) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """``S0[i] = sum_(j >= i) p_j`` and ``S1[i] = sum_(j >= i) p_j e^(top - l_j)``
+        (with a trailing 0), and ``top``; computed once (from the top, small terms first).
+
+        ``e^(top - l)`` overflows only for losses more than 700 nats below the top; those
+        are dropped from S1 for the queries far above them, and a query below them is
+        answered by a direct sum (see :meth:`profile`).
+        """
+        if self._sums is None:
+            ell = self.losses
+            top = float(ell[-1])
+            s0 = np.concatenate([np.cumsum(self.pmf[::-1])[::-1], [0.0]])
+            with np.errstate(over="ignore"):
+                weights = self.pmf * np.exp(top - ell)
+            weights[~np.isfinite(weights)] = 0.0
+            s1 = np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
+            object.__setattr__(self, "_sums", (s0, s1, top))
+        assert self._sums is not None
+        return self._sums
 
     def delta_at(self, epsilon: float) -> float:
         """``E[(1 - e^(eps - L))_+] + P[L = inf]``: the curve at ``epsilon``."""
@@ -90,21 +116,17 @@ class PrivacyLossDistribution:
         if self.delta_at(0.0) <= delta:
             return 0.0
         losses = self.losses
-        top = float(losses[-1])
-        p = self.pmf
-        scaled = p * np.exp(np.minimum(top - losses, 700.0))  # p e^-L, in units of e^-top
-        s0 = np.cumsum(p[::-1])[::-1]
-        s1 = np.cumsum(scaled[::-1])[::-1]
+        s0, s1, top = self._suffix_sums()
         # delta at each grid loss L_i counts the losses strictly above it
-        s0_next = np.append(s0[1:], 0.0)
-        s1_next = np.append(s1[1:], 0.0)
-        at_grid = s0_next - np.exp(losses - top) * s1_next + self.infinity_mass
+        with np.errstate(over="ignore", invalid="ignore"):
+            at_grid = s0[1:] - np.exp(losses - top) * s1[1:] + self.infinity_mass
         i = int(np.argmax(at_grid <= delta))  # first grid loss where delta fits
-        if i == 0 or s1[i] <= 0.0:
+        if s1[i] <= 0.0:
             eps = max(float(losses[i]), 0.0)
-        else:
+        else:  # on (losses[i-1], losses[i]]: S0 - e^eps S1 + P[inf] = delta
             eps = top + math.log(max(s0[i] + self.infinity_mass - delta, 1e-300) / s1[i])
-            eps = min(max(eps, float(losses[i - 1]), 0.0), float(losses[i]))
+            below = float(losses[i - 1]) if i > 0 else -math.inf
+            eps = min(max(eps, below, 0.0), float(losses[i]))
         while self.delta_at(eps) > delta:
             eps = math.nextafter(eps, math.inf) if eps > 0 else 5e-324
             eps += 1e-15 * max(1.0, abs(eps))
@@ -114,17 +136,15 @@ class PrivacyLossDistribution:
         """The curve at each of ``epsilons`` (any real values), vectorised."""
         e = np.asarray(epsilons, dtype=float)
         ell = self.losses
-        p = self.pmf
-        # delta(e) = S0(e) - e^e S1(e) over losses > e, computed as sums of suffixes;
-        # e^-L is formed relative to the largest loss to avoid overflow, and capped at
-        # e^700: that only shrinks S1 for losses 700 nats below the largest, which can only
-        # raise delta, instead of overflowing to inf * 0 = nan.
-        shift = float(ell[-1]) if ell.size else 0.0
-        s0 = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])
-        weights = p * np.exp(np.minimum(shift - ell, 700.0))
-        s1 = np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
+        s0, s1, top = self._suffix_sums()
         index = np.searchsorted(ell, e, side="right")
-        value = s0[index] - np.exp(np.minimum(e - shift, 0.0)) * s1[index]  # s1 = 0 above
+        value = s0[index] - np.exp(np.minimum(e - top, 0.0)) * s1[index]  # s1 = 0 above
+        far = e < top - 700.0  # S1 dropped some terms there: sum directly
+        for j in np.flatnonzero(np.atleast_1d(far)):
+            q = float(np.atleast_1d(e)[j])
+            above = ell > q
+            exact = float(np.sum(self.pmf[above] * -np.expm1(q - ell[above])))
+            np.put(value, j, exact)
         result: NDArray[np.float64] = np.clip(value + self.infinity_mass, 0.0, 1.0)
         return result
 
@@ -147,147 +167,32 @@ def discretise(
         ``H_(e^eps)(P || Q)`` for ``eps >= 0``, vectorised.
     reverse : callable, optional
         ``H_(e^eps)(Q || P)`` for ``eps >= 0`` (default: ``forward``, a symmetric pair).
-        For negative eps the profile is ``1 - e^eps + e^eps reverse(-eps)``.
     step : float
         Grid spacing of the losses.
     lowest, highest : float
-        The grid covers ``[lowest, highest]`` (rounded outwards to the grid). The upper
-        PLD puts the loss mass below ``lowest`` at the lowest grid point and replaces the
-        profile above ``highest`` by ``delta(highest)`` (mass at +infinity).
+        The grid covers ``[lowest, highest]`` (rounded outwards to the grid, and 0).
     floor : float
-        A number at most ``H_inf(P || Q)`` (the mass of P where Q has none): the lower
-        PLD's mass at +infinity (default 0).
+        A number at most ``H_inf(P || Q)`` (the mass of P where Q has none): at most the
+        lower PLD's mass at +infinity.
     lower : bool
-        Whether to build the lower PLD too (it needs the profile at twice the points).
+        Whether to build the lower PLD too.
 
     Notes
     -----
-    Write ``x = e^eps`` and ``f(x)`` for the profile, convex in x. The upper PLD's curve
-    interpolates f linearly between grid points (Doroshenko et al. 2022, Algorithm 1):
-    with ``D_i = f(x_i)``, its masses are ``p_i = x_i (s_i - s_(i-1))`` where ``s_i`` is
-    the slope of D between ``x_i`` and ``x_(i+1)``, ``s_(-1) = (D_0 - 1) / x_0`` and
-    ``s_n = 0``, and ``P[inf] = D_n``.
-
-    The lower PLD interpolates ``f(x_i) - e_i``, where ``e_i`` is at least how far the
-    chord of f rises above f on either cell next to ``x_i``. On a cell ``[a, b]`` with
-    midpoint ``m`` (in eps) that rise is at most ``(c(m) - f(m)) + w (s_b - s_a) / 4``
-    over the two half cells, where ``c`` is the chord, ``w`` a half cell's width and
-    ``s_a <= f'`` at its left end, ``s_b >= f'`` at its right end come from the secants
-    of the neighbouring half cells (for a convex function, the chord of an interval of
-    width w rises above it by at most ``w (f'(b) - f'(a)) / 4``, the gap at the
-    intersection of the two end tangents). Left of the grid the curve continues the
-    first chord's line, which lies below f by convexity; right of it, it is ``floor``.
-
-    Where eps < 0, f is close to 1 and differences would cancel; there the computation
-    works on ``u(x) = f(x) - 1 + x = x reverse(-eps)``, which differs from f by a linear
-    function and so has the same chords' rises. Masses that rounding (or the lowering)
-    makes negative are moved down (upper PLD) or up (lower PLD) until positive mass
-    absorbs them: moving mass to a lower loss never lowers the curve, to a higher one
-    never raises it.
+    See :mod:`privkit._pld_grid` for both constructions and why the upper curve is at
+    least, and the lower one at most, the pair's profile at every real eps.
     """
     h = check.positive_finite("step", step, "discretise")
     back = forward if reverse is None else reverse
-    first = min(math.floor(lowest / h), -1)
-    last = max(math.ceil(highest / h), 1)
-    fine = 2 if lower else 1
-    k = np.arange(fine * first, fine * last + 1)
-    eps = k.astype(np.float64) * (h / fine)
-    x = np.exp(eps)
-    zero = -fine * first  # index of eps = 0 on the fine grid
-    # F = u left of eps = 0, f from 0 on: both exact, no cancellation
-    values = np.empty(k.size)
-    values[:zero] = x[:zero] * np.asarray(back(-eps[:zero]), dtype=float)
-    values[zero:] = np.asarray(forward(eps[zero:]), dtype=float)
-    nodes = slice(None, None, fine)
-    upper = _from_values(x[nodes], values[nodes], zero // fine, h, first, upper=True)
-    if not lower:
-        return upper, None
-    rise = _chord_rise(x, values, zero)
-    margin = np.maximum(np.append(rise, 0.0), np.concatenate([[0.0], rise]))
-    node_values = values[nodes]
-    lowered = node_values - margin - _ROUNDING * np.abs(node_values) - 1e-300
-    top = min(floor, float(lowered[-1]))
-    lowered[-1] = max(top, 0.0)
-    left_slope = (node_values[1] - node_values[0]) / (x[fine] - x[0])
-    hull = _lower_hull(x[nodes], lowered, zero // fine)
-    low = _from_values(x[nodes], hull, zero // fine, h, first, upper=False,
-                       left_slope=left_slope)
-    return upper, low
+    first, last = grid_span(lowest, highest, h)
+    up, low = discretise_rows(forward, back, n=1, step=h, first=first, last=last,
+                              floor=floor, lower=lower)
+    return _single(up), None if low is None else _single(low)
 
 
-def _lower_hull(x: NDArray[np.float64], values: NDArray[np.float64], zero: int
-                ) -> NDArray[np.float64]:
-    """The values at every node of the lower convex hull of the points ``(x, f)``
-    (``values`` hold u left of ``zero``, f from it on), by Andrew's monotone chain.
-
-    The hull lies below the points' interpolation, hence below the profile, and being
-    convex it has non-negative masses. Slopes are formed as ``(dF + dL) / dx`` with
-    ``L = (1 - x)_+`` (``f = F + L``), which does not cancel where ``f`` is close to
-    ``1 - x``.
-    """
-    xs = x.tolist()
-    vs = values.tolist()
-    ls = [max(1.0 - xi, 0.0) for xi in xs]
-
-    def slope(a: int, b: int) -> float:
-        return (vs[b] - vs[a] + ls[b] - ls[a]) / (xs[b] - xs[a])
-
-    hull: list[int] = []
-    for i in range(len(xs)):
-        while len(hull) >= 2 and slope(hull[-2], hull[-1]) >= slope(hull[-1], i):
-            hull.pop()
-        hull.append(i)
-    idx = np.asarray(hull)
-    f_hull = values[idx] + np.maximum(1.0 - x[idx], 0.0)
-    out = np.interp(x, x[idx], values[idx])
-    # interpolate f, not F, across eps = 0: add back the part of L the chords miss
-    chords_l = np.interp(x, x[idx], f_hull - values[idx])
-    result: NDArray[np.float64] = out + chords_l - np.maximum(1.0 - x, 0.0)
-    return result
-
-
-def _chord_rise(x: NDArray[np.float64], values: NDArray[np.float64], zero: int
-                ) -> NDArray[np.float64]:
-    """A bound on how far each cell's chord rises above the profile (see
-    :func:`discretise`), from values at the cells' ends and midpoints (``zero`` is the
-    index of eps = 0; ``values`` hold u left of it, f from it on)."""
-    widths = np.diff(x)
-    secants = np.diff(values) / widths  # slopes of the half cells (of u left of eps = 0)
-    # f' >= -1 at the left end (u' >= 0) and f' <= 0 at the right end
-    before = np.concatenate([[0.0], secants[:-1]])
-    after = np.concatenate([secants[1:], [0.0]])
-    spread = after - before
-    spread[zero - 1: zero + 1] += 1.0  # f's slope is u's minus 1 left of eps = 0
-    half_rise = widths * np.maximum(spread, 0.0) / 4.0
-    a, m, b = values[:-2:2], values[1::2], values[2::2]
-    xa, xm, xb = x[:-2:2], x[1::2], x[2::2]
-    chord_mid = a + (b - a) * (xm - xa) / (xb - xa)
-    result: NDArray[np.float64] = (np.maximum(chord_mid - m, 0.0)
-                                   + np.maximum(half_rise[0::2], half_rise[1::2]))
-    return result
-
-
-def _from_values(x: NDArray[np.float64], values: NDArray[np.float64], zero: int, h: float,
-                 first: int, *, upper: bool, left_slope: float | None = None
-                 ) -> PrivacyLossDistribution:
-    """The PLD whose curve interpolates ``values`` (u left of ``zero``, f from it on)."""
-    u = values[: zero + 1]
-    d = values[zero:]
-    us = np.diff(u) / np.diff(x[: zero + 1])
-    start = u[0] / x[0] if left_slope is None else left_slope
-    slopes_u = np.concatenate([[start], us])  # u's slope left of each node up to zero
-    slopes_d = np.concatenate([np.diff(d) / np.diff(x[zero:]), [0.0]])
-    masses = np.empty(values.size)
-    masses[:zero] = x[:zero] * np.diff(slopes_u)  # the -1 of f's slopes cancels exactly
-    masses[zero] = x[zero] * (slopes_d[0] - (-1.0 + slopes_u[-1]))
-    masses[zero + 1:] = x[zero + 1:] * np.diff(slopes_d)
-    if upper:
-        masses, unabsorbed = _absorb_down(masses)
-        infinity = float(d[-1]) + unabsorbed
-    else:
-        masses = _absorb_up(masses, float(d[-1]))
-        infinity = float(d[-1])
-    return PrivacyLossDistribution(step=h, offset=first, pmf=masses, infinity_mass=infinity)
+def _single(rows: Rows) -> PrivacyLossDistribution:
+    return PrivacyLossDistribution(step=rows.step, offset=rows.offset, pmf=rows.pmf[0],
+                                   infinity_mass=float(rows.infinity[0]))
 
 
 def dominating_pld(forward: Profile, reverse: Profile | None = None, *, step: float,
@@ -295,36 +200,6 @@ def dominating_pld(forward: Profile, reverse: Profile | None = None, *, step: fl
     """The upper ("connect the dots") PLD of :func:`discretise` alone."""
     return discretise(forward, reverse, step=step, lowest=lowest, highest=highest,
                       lower=False)[0]
-
-
-def _absorb_down(masses: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
-    """Make negative masses non-negative without lowering the curve anywhere.
-
-    Moving (negative) mass from a loss to a lower one never lowers the curve, so a
-    negative entry is pushed down until positive mass absorbs it. The resulting suffix
-    sums are the running maximum, from the top, of the original ones; whatever reaches
-    the bottom unabsorbed is returned to be added at +infinity.
-    """
-    suffix = np.cumsum(masses[::-1])[::-1]
-    lifted = np.maximum.accumulate(suffix[::-1])[::-1]
-    fixed = lifted - np.append(lifted[1:], 0.0)
-    return np.maximum(fixed, 0.0), float(lifted[0] - suffix[0])
-
-
-def _absorb_up(masses: NDArray[np.float64], infinity: float) -> NDArray[np.float64]:
-    """Make negative masses non-negative without raising the curve anywhere.
-
-    The curve is increasing in every suffix sum ``S_i`` (mass at losses >= the i-th, the
-    mass at +infinity included), so replacing each by ``min_(j <= i) S_j`` (a
-    non-increasing sequence, hence non-negative masses) never raises it.
-    """
-    suffix = np.cumsum(masses[::-1])[::-1] + infinity
-    lowered = np.minimum.accumulate(suffix)
-    if lowered[-1] < infinity:  # not absorbable: the empty measure is a lower bound
-        return np.zeros(masses.size)
-    fixed = lowered - np.append(lowered[1:], infinity)
-    result: NDArray[np.float64] = np.maximum(fixed, 0.0)
-    return result
 
 
 @attrs.frozen(eq=False)
@@ -335,10 +210,11 @@ class PLDGuarantee(Guarantee):
     ``remove`` is the upper PLD of (P, Q) = (M(D), M(D')) with D' = D minus a record,
     ``add`` that of the reverse; for symmetric blocks they coincide. :meth:`epsilon_at`
     and :meth:`delta_at` are certified upper bounds. ``lower_remove`` / ``lower_add``,
-    when present, are lower PLDs of the same directions, and ``lower_slack`` a mass their
-    curves may exceed the exact ones by (FFT rounding and aliasing, measured): they give
+    when present, are lower PLDs of the same directions: they give
     :meth:`epsilon_lower_at` and :meth:`delta_lower_at`, certified lower bounds on the
-    exact privacy of the plan's blocks. ``notes`` say how the grid was chosen.
+    exact privacy of the plan's blocks (no accountant can certify less). The PLDs
+    represent the curves at every ``eps >= 0`` (masses at negative losses, which do not
+    enter there, are not kept). ``notes`` say how the grid was chosen.
 
     .. versionadded:: 0.2.0
     .. versionchanged:: 0.3.0
@@ -349,7 +225,6 @@ class PLDGuarantee(Guarantee):
     add: PrivacyLossDistribution
     lower_remove: PrivacyLossDistribution | None = None
     lower_add: PrivacyLossDistribution | None = None
-    lower_slack: float = 0.0
     notes: tuple[str, ...] = ()
 
     def delta_at(self, epsilon: float) -> float:
@@ -368,8 +243,7 @@ class PLDGuarantee(Guarantee):
     def delta_lower_at(self, epsilon: float) -> float:
         """A certified lower bound on the exact delta at ``epsilon`` (0 if unknown)."""
         e = check.nonnegative("epsilon", epsilon, "PLDGuarantee.delta_lower_at")
-        values = [p.delta_at(e) - self.lower_slack for p in self._lowers()]
-        return max([0.0, *values])
+        return max([0.0, *(p.delta_at(e) for p in self._lowers())])
 
     def epsilon_lower_at(self, delta: float) -> float:
         """A certified lower bound on the exact epsilon at ``delta`` (0 if unknown):
@@ -377,8 +251,7 @@ class PLDGuarantee(Guarantee):
         d = check.delta("delta", delta, "PLDGuarantee.epsilon_lower_at")
         best = 0.0
         for p in self._lowers():
-            target = d + self.lower_slack
-            value = p.epsilon_at(target) if target < 1.0 else 0.0
+            value = p.epsilon_at(d)
             if math.isfinite(value):  # the solve rounds up: step back below it
                 value = max(0.0, value * (1.0 - 1e-12) - 1e-15)
             best = max(best, value)

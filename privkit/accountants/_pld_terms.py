@@ -19,9 +19,10 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from privkit._profiles import Family
 from privkit.guarantees import GDP, ApproxDP, Guarantee
 
-__all__ = ["Atom", "LeafAtom", "Parts", "Subsampled", "Terms", "poisson_profiles"]
+__all__ = ["Atom", "Composed", "LeafAtom", "Parts", "Subsampled", "Terms", "poisson_profiles"]
 
 Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
@@ -81,6 +82,11 @@ class LeafAtom(Atom):
     @property
     def floor(self) -> float:  # type: ignore[override]
         return self.guarantee.delta if isinstance(self.guarantee, ApproxDP) else 0.0
+
+    @property
+    def family(self) -> tuple[Family, tuple[float, ...]]:
+        """The profile's formula and parameters (:mod:`privkit._profiles`)."""
+        return self.guarantee._profile_family()
 
     def profiles(self, solved: Callable[[Terms], tuple[Profile, Profile, Profile, Profile]]
                  ) -> tuple[Profile, Profile, Profile, Profile]:
@@ -188,6 +194,23 @@ class Parts(Atom):
                                                                each[i][1](one)[0])))
         return (_pointwise_max(*[e[0] for e in each]), _pointwise_max(*[e[1] for e in each]),
                 each[worst][2], each[worst][3])
+
+
+@attrs.frozen
+class Composed(Atom):
+    """A block run many times, composed on a finer grid first and used, through its
+    PLDs' curves, as one block of the enclosing composition (whose grid can then be as
+    coarse as the composed block's spread allows): two-level composition."""
+
+    block: Terms
+
+    @property
+    def symmetric(self) -> bool:  # type: ignore[override]
+        return all(a.symmetric for a, _ in self.block.counts)
+
+    def profiles(self, solved: Callable[[Terms], tuple[Profile, Profile, Profile, Profile]]
+                 ) -> tuple[Profile, Profile, Profile, Profile]:
+        return solved(self.block)
 
 
 def _block_profiles(block: Terms, solved: Callable[[Terms], tuple[Profile, Profile, Profile,

@@ -2,28 +2,31 @@
 
 .. versionadded:: 0.1.0
 .. versionchanged:: 0.3.0
-   The grid step is chosen for the plan and the question (two stages: a coarse grid
-   measures the gap between the certified upper bound and the lower bound, a second
-   grid is as fine as that gap says the requested tightness needs); answers are
-   two-sided; distinct blocks are composed by one FFT each with their counts as powers;
-   no cap on loss values (a grid that would outgrow ``max_points`` is coarsened, and the
-   guarantee's notes say so and what to change).
+   The grid step is chosen for the plan and the requested tightness (and aligned with
+   the atoms of Laplace and randomized-response losses); answers are two-sided (a
+   certified lower bound beside the certified upper one); the composition is tilted
+   towards the question, so deltas down to 1e-300 are reached; blocks of one profile
+   family are discretised together and distinct blocks composed in a product tree,
+   repeated ones by powers; no cap on loss values (a grid that would outgrow
+   ``max_points`` is coarsened, and the guarantee's notes say so and what to change).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
-from privkit import _pld_fft
 from privkit import _validation as check
+from privkit._pld_fft import TILTS, Group, Tilts, compose
 from privkit.accountant import Accountant
+from privkit.accountants._pld_rows import Batch, Single
 from privkit.accountants._pld_terms import (
     Atom,
+    Composed,
     LeafAtom,
     Parts,
     Profile,
@@ -33,20 +36,27 @@ from privkit.accountants._pld_terms import (
 from privkit.guarantees import GDP, Guarantee
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Leaf, PlanNode, PoissonSubsample, SampleWithoutReplacement
-from privkit.pld import PLDGuarantee, PrivacyLossDistribution, discretise
+from privkit.pld import PLDGuarantee, PrivacyLossDistribution
 
 __all__ = ["PLDAccountant"]
 
-#: Where the profile of a block is searched for its grid's upper end (losses above the
-#: largest are charged to +infinity).
-_SWEEP = np.geomspace(1e-4, 700.0, 96)
 #: The coarsest grid step the accountant uses (beyond, it gives up and says so).
 _WIDEST_STEP = 0.5
+#: The finest grid step the default chooses.
+_FINEST_STEP = 1e-6
 #: The most runs composed by FFT powers (beyond, rounding in the powers' phases is no
 #: longer small against the deltas of interest); such plans are refused.
 MAX_RUNS = 10**12
 #: The delta a guarantee is tuned for when no question is given.
 _DEFAULT_DELTA = 1e-6
+#: The tilted mass left outside a composition's window (each side).
+_WINDOW_TAIL = 1e-10
+#: Blocks run more than this many times are composed on a finer grid first.
+_REGRID = 2**15
+#: A window of fewer points than this is refined once (it costs next to nothing).
+_SMALL = 2**13
+#: The tilts a composition may be centred with.
+_THETAS = TILTS[TILTS >= 0.0]
 
 
 def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
@@ -56,30 +66,67 @@ def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
     return None
 
 
-def _top(profile: Profile, tail: float) -> float:
-    """A loss above which the profile is at most ``tail``: a geometric sweep, then a
-    fine sweep of the bracket."""
-    coarse = np.asarray(profile(_SWEEP))
-    beyond = np.flatnonzero(coarse <= tail)
-    if beyond.size == 0:
-        return float(_SWEEP[-1])
-    i = int(beyond[0])
-    lo = float(_SWEEP[i - 1]) if i > 0 else 0.0
-    fine = np.linspace(lo, float(_SWEEP[i]), 65)
-    return float(fine[int(np.argmax(np.asarray(profile(fine)) <= tail))])
-
-
 class _Question:
-    """What is asked (epsilon at a delta, or delta at an epsilon) and the tail masses it
-    allows to be charged pessimistically."""
+    """What is asked (epsilon at a delta, or delta at an epsilon), and, for a composition
+    nested in another, how that one needs it computed.
+
+    A nested composition's curves enter its enclosing one at every ``eps >= 0``, so its
+    windows start at or below 0 (``nested``), its tail allowances are at most the
+    question's, and its tilts are fixed: the enclosing one's for blocks composed on a
+    finer grid (it composes them further, tilted the same way), 0 for subsampled and
+    disjoint blocks (whose curves enter through a change of variable).
+    """
 
     def __init__(self, delta: float | None, epsilon: float | None) -> None:
         self.delta = delta
         self.epsilon = epsilon
+        self.tilts: tuple[float, float] | None = None
+        self.nested = False
         scale = delta if delta is not None and delta > 0 else _DEFAULT_DELTA
         if epsilon is not None:
             scale = 1e-10
+        #: The mass each composition may charge, in all, for truncating its blocks' losses.
         self.tail = max(scale * 1e-5, 1e-300)
+
+    def fixed(self, tilts: tuple[float, float]) -> _Question:
+        """This question with the compositions' tilts fixed."""
+        out = copy.copy(self)
+        out.tilts = tilts
+        return out
+
+    def inner(self, fraction: float, tilts: tuple[float, float]) -> _Question:
+        """The question for a composition nested in this one, whose runs are
+        ``fraction`` of this one's (it gets that share of the truncation budget)."""
+        out = self.fixed(tilts)
+        out.nested = True
+        out.tail = self.tail * fraction
+        return out
+
+    @property
+    def window_tail(self) -> float:
+        return min(_WINDOW_TAIL, self.tail) if self.nested else _WINDOW_TAIL
+
+    def theta(self, tilts: Tilts, direction: int = 0) -> float:
+        """The tilt that centres a composition on the answer: the Chernoff-optimal one
+        (for epsilon at delta, the minimiser of ``(K(t) - log delta) / t``, the RDP
+        conversion's optimal order minus one), unless fixed by an enclosing one."""
+        if self.tilts is not None:
+            return self.tilts[direction]
+        k = tilts.values[np.isin(tilts.points, _THETAS)]
+        if self.epsilon is not None:
+            objective = k - _THETAS * self.epsilon
+        else:
+            d = _DEFAULT_DELTA if not self.delta else self.delta
+            with np.errstate(divide="ignore", invalid="ignore"):
+                objective = np.where(_THETAS > 0, (k - math.log(d)) / _THETAS, np.inf)
+        objective = np.where(np.isfinite(objective), objective, np.inf)
+        return float(_THETAS[int(np.argmin(objective))]) if np.isfinite(objective).any() \
+            else 0.0
+
+    def upper(self, p: PrivacyLossDistribution) -> float:
+        if self.epsilon is not None:
+            return p.delta_at(self.epsilon)
+        return p.epsilon_at(_DEFAULT_DELTA if self.delta is None else self.delta)
 
     def value(self, g: PLDGuarantee) -> tuple[float, float]:
         """(upper, lower) answers."""
@@ -88,6 +135,13 @@ class _Question:
         d = _DEFAULT_DELTA if self.delta is None else self.delta
         return g.epsilon_at(d), g.epsilon_lower_at(d)
 
+    def gap(self, g: PLDGuarantee) -> float:
+        """The relative gap between the two answers (``inf`` when unbounded)."""
+        upper, lower = self.value(g)
+        if not math.isfinite(upper):
+            return math.inf
+        return (upper - lower) / upper if upper > 0 else 0.0
+
 
 class PLDAccountant(Accountant[Terms]):
     """Compose privacy loss distributions; every answer is certified and two-sided.
@@ -95,13 +149,15 @@ class PLDAccountant(Accountant[Terms]):
     Parameters
     ----------
     step : float, optional
-        A fixed grid spacing. Default: chosen per question, in two stages, so that the
-        gap between the certified upper bound and the lower bound is at most
-        ``tolerance`` times the answer (where ``max_points`` allows).
+        A fixed grid spacing. Default: chosen per plan so that the discretisation moves
+        the answer by about ``tolerance`` of it (the loss variance each connect-the-dots
+        block adds, ``step^2 / 4``, against the blocks' own), aligned with the atoms of
+        Laplace and randomized-response losses where they share one spacing, and refined
+        once if the measured gap between the two bounds is above ``4 * tolerance``.
     tolerance : float, default 2e-4
-        The relative gap the default grid aims for.
+        The relative discretisation error the default grid aims for.
     max_points : int, default 2**20
-        The largest composition grid; a plan that would need more is computed on a
+        The largest composition window; a plan that would need more is computed on a
         coarser grid (still certified, looser), and the guarantee's ``notes`` say so.
 
     Notes
@@ -111,9 +167,9 @@ class PLDAccountant(Accountant[Terms]):
     mechanisms), ``Sequential``, ``Repeat``, ``Parallel`` (the pointwise maximum of the
     parts' profiles), ``PostProcess``, ``PoissonSubsample`` under ADD_REMOVE and
     ``SampleWithoutReplacement`` under REPLACE_ONE (the exact pair, see
-    :class:`~privkit.accountants._pld_terms.Subsampled`). See :mod:`privkit.pld` for the
-    discretisations and :mod:`privkit._pld_fft` for the composition. The native guarantee
-    is a :class:`~privkit.pld.PLDGuarantee` with both bounds.
+    :class:`~privkit.accountants._pld_terms.Subsampled`). See :mod:`privkit._pld_grid`
+    for the discretisations and :mod:`privkit._pld_fft` for the composition. The native
+    guarantee is a :class:`~privkit.pld.PLDGuarantee` with both bounds.
 
     Examples
     --------
@@ -133,7 +189,7 @@ class PLDAccountant(Accountant[Terms]):
         "PLD composition assumes the blocks are fixed in advance; fully adaptive PLD "
         "filters (Whitehouse, Ramdas, Rogers, Wu 2023) are not implemented here")
 
-    def __init__(self, step: float | None = None, tolerance: float = 2e-4,
+    def __init__(self, step: float | None = None, tolerance: float = 1e-3,
                  max_points: int = 2**20) -> None:
         owner = "PLDAccountant"
         self.step = None if step is None else check.positive_finite("step", step, owner)
@@ -207,131 +263,6 @@ class PLDAccountant(Accountant[Terms]):
         g = self.guarantee(plan, delta=d)
         return g.epsilon_lower_at(d), g.epsilon_at(d)
 
-    # -- the numerics ------------------------------------------------------------------------
-
-    def _solve(self, terms: Terms, question: _Question) -> PLDGuarantee:
-        """Two coarse grids (step h and h / 2, upper bounds only) measure the
-        discretisation error, which is second order: ``U(h) - exact ~ k h^2``, so
-        ``k ~ (U(h) - U(h/2)) / (3 h^2 / 4)``; the final grid's step makes ``k h^2`` at
-        most ``tolerance`` times the answer. Every grid's bound is certified; the
-        estimate only chooses the step."""
-        if self.step is not None:
-            return self._at_step(terms, self.step, question, [], lower=True)
-        notes: list[str] = []
-        h = 2e-3
-        coarse = self._at_step(terms, h, question, notes, lower=False)
-        half = self._at_step(terms, coarse.remove.step / 2, question, notes, lower=False)
-        u1, u2 = question.value(coarse)[0], question.value(half)[0]
-        if not (math.isfinite(u1) and math.isfinite(u2)) or half.remove.step > h:
-            return self._at_step(terms, half.remove.step, question, notes, lower=True)
-        h2 = half.remove.step
-        k = max(u1 - u2, 0.0) / (0.75 * (2 * h2) ** 2)
-        wanted = self.tolerance * u2
-        step = h2 if k * h2 * h2 <= wanted else max(math.sqrt(wanted / k), 1e-05)
-        return self._at_step(terms, step, question, notes, lower=True, coarse=half)
-
-    def _at_step(self, terms: Terms, step: float, question: _Question, notes: list[str],
-                 *, lower: bool, coarse: PLDGuarantee | None = None) -> PLDGuarantee:
-        atoms = terms.atoms()
-        runs = max(terms.runs, 1)
-        tail = question.tail / runs
-        cache: dict[Atom, tuple[Profile, Profile, Profile, Profile]] = {}
-        parts = [(a, n, self._profiles(a, cache, question)) for a, n in atoms]
-        symmetric = all(a.symmetric for a, _ in atoms)
-        h = step
-        for _ in range(8):
-            if h > _WIDEST_STEP:
-                note = (f"the plan's losses span more than max_points={self.max_points} "
-                        f"grid points even at step {_WIDEST_STEP}; no finite bound here "
-                        "(raise max_points, or use another accountant)")
-                vacuous = PrivacyLossDistribution(step=h, offset=0, pmf=np.zeros(1),
-                                                  infinity_mass=1.0)
-                return PLDGuarantee(remove=vacuous, add=vacuous,
-                                    notes=(*notes, note))
-            grids = [self._grids(a, p, h, tail, lower) for a, _, p in parts]
-            window = _pld_fft.Window([(g[0], n) for g, (_, n, _) in zip(grids, parts,
-                                                                        strict=True)])
-            first, last = window.span(question.tail, question.tail)
-            if last - first + 1 <= self.max_points:
-                break
-            wider = h * (last - first + 1) / self.max_points * 1.05
-            note = (f"the grid was coarsened to step {wider:.3g} to stay within "
-                    f"max_points={self.max_points}; raise max_points for a tighter bound")
-            if note not in notes:
-                notes.append(note)
-            h = wider
-        counts = [n for _, n, _ in parts]
-
-        def composed(index: int, upper: bool) -> tuple[PrivacyLossDistribution, float]:
-            terms_ = [(g[index], n) for g, n in zip(grids, counts, strict=True)]
-            w = _pld_fft.Window(terms_)
-            lo, hi = w.span(question.tail, question.tail)
-            return _pld_fft.compose(terms_, lo, hi, upper=upper)
-
-        remove, _ = composed(0, True)
-        lower_remove, slack_r = composed(2, False) if lower else (None, 0.0)
-        if symmetric:
-            return PLDGuarantee(remove=remove, add=remove, lower_remove=lower_remove,
-                                lower_add=None, lower_slack=slack_r, notes=tuple(notes))
-        if coarse is not None and _not_worse(coarse.add, remove, question):
-            add = coarse.add
-        else:
-            add, _ = composed(1, True)
-        return PLDGuarantee(remove=remove, add=add, lower_remove=lower_remove,
-                            lower_add=None, lower_slack=slack_r, notes=tuple(notes))
-
-    def _profiles(self, atom: Atom, cache: dict[Atom, tuple[Profile, Profile, Profile,
-                                                              Profile]],
-                  question: _Question) -> tuple[Profile, Profile, Profile, Profile]:
-        if atom not in cache:
-            cache[atom] = atom.profiles(lambda block: self._curves(block, question))
-        return cache[atom]
-
-    def _curves(self, block: Terms, question: _Question
-                ) -> tuple[Profile, Profile, Profile, Profile]:
-        """The curves (eps >= 0) of a nested composition's PLDs."""
-        g = self._solve(block, question)
-        low_r = g.lower_remove if g.lower_remove is not None else g.remove
-        low_a = g.lower_add if g.lower_add is not None else low_r
-        slack = g.lower_slack if g.lower_remove is not None else math.inf
-
-        def curve(p: PrivacyLossDistribution, minus: float = 0.0) -> Profile:
-            def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
-                out: NDArray[np.float64] = np.maximum(p.profile(e) - minus, 0.0)
-                return out
-            return h
-
-        return (curve(g.remove), curve(g.add), curve(low_r, slack), curve(low_a, slack))
-
-    def _grids(self, atom: Atom, profiles: tuple[Profile, Profile, Profile, Profile],
-               step: float, tail: float, lower: bool
-               ) -> tuple[PrivacyLossDistribution, PrivacyLossDistribution,
-                          PrivacyLossDistribution, PrivacyLossDistribution]:
-        up_r, up_a, lo_r, lo_a = profiles
-        top_r, top_a = _top(up_r, tail), _top(up_a, tail)
-        if not lower:
-            upper_r, _ = discretise(up_r, up_a, step=step, lowest=-top_a - step,
-                                    highest=max(top_r, top_a, 2 * step), lower=False)
-            if atom.symmetric:
-                return upper_r, upper_r, upper_r, upper_r
-            upper_a, _ = discretise(up_a, up_r, step=step, lowest=-top_r - step,
-                                    highest=max(top_r, top_a, 2 * step), lower=False)
-            return upper_r, upper_a, upper_r, upper_a
-        upper_r, lower_r = discretise(up_r, up_a, step=step, lowest=-top_a - step,
-                                      highest=max(top_r, top_a, 2 * step), floor=atom.floor)
-        if lo_r is not up_r:
-            _, lower_r = discretise(lo_r, lo_a, step=step, lowest=-top_a - step,
-                                    highest=max(top_r, top_a, 2 * step), floor=atom.floor)
-        assert lower_r is not None
-        if atom.symmetric:
-            return upper_r, upper_r, lower_r, lower_r
-        upper_a, _ = discretise(up_a, up_r, step=step, lowest=-top_r - step,
-                                highest=max(top_r, top_a, 2 * step), lower=False)
-        # the add direction's lower PLD: only the remove direction's is kept (a lower
-        # bound on the worse direction needs one direction; the remove direction is the
-        # worse one for subsampling at the deltas of interest)
-        return upper_r, upper_a, lower_r, upper_a
-
     def epsilon(self, plan: Block, *, delta: float) -> float:
         d = check.delta("delta", delta, "PLDAccountant.epsilon")
         return self.guarantee(plan, delta=d).epsilon_at(d)
@@ -346,13 +277,234 @@ class PLDAccountant(Accountant[Terms]):
     def __repr__(self) -> str:
         return "PLDAccountant()" if self.step is None else f"PLDAccountant(step={self.step})"
 
+    # -- the numerics ------------------------------------------------------------------------
 
-def _not_worse(candidate: PrivacyLossDistribution, than: PrivacyLossDistribution,
-               question: Any) -> bool:
-    if question.epsilon is not None:
-        return candidate.delta_at(question.epsilon) <= than.delta_at(question.epsilon)
-    d = _DEFAULT_DELTA if question.delta is None else question.delta
-    return candidate.epsilon_at(d) <= than.epsilon_at(d)
+    def _solve(self, terms: Terms, question: _Question, both: bool = False) -> PLDGuarantee:
+        atoms = terms.atoms()
+        runs = max(terms.runs, 1)
+        if question.tilts is None and any(n > _REGRID for _, n in atoms):
+            question = question.fixed(self._tilts(atoms, question, runs))
+        atoms = _regridded(atoms)
+        batches, singles = self._parts(atoms, question, runs)
+        kinks, commensurable = _kinks(atoms)
+        notes: list[str] = []
+        if self.step is not None:
+            return self._at_step(batches, singles, self.step, question, runs, notes, both)
+        step, aligned = _aligned(self._first_step(batches, singles), kinks)
+        aligned = aligned and commensurable
+        if not aligned:
+            notes.append("the lower bound is first-order in the grid step: some blocks' "
+                         "losses have atoms off the grid")
+        g = self._at_step(batches, singles, step, question, runs, notes, both)
+        gap = question.gap(g)
+        # refine once: where the gap asks for it (and can shrink: the atoms are on the
+        # grid), or where the window is so small that a finer grid costs nothing
+        finer = step * min(g.remove.pmf.size, _SMALL) / _SMALL
+        if aligned and math.isfinite(gap) and gap > 4 * self.tolerance:
+            finer = min(finer, step * math.sqrt(2 * self.tolerance / gap))
+        if finer >= step * 0.9:
+            return _with_notes(g, notes)
+        finer, _ = _aligned(max(finer, step / 8), kinks)
+        refined = self._at_step(batches, singles, finer, question, runs, notes, both)
+        return _with_notes(_best(g, refined, question), notes)
+
+    def _tilts(self, atoms: list[tuple[Atom, int]], question: _Question, runs: int
+               ) -> tuple[float, float]:
+        """The tilts of the whole composition's two directions, from its blocks' upper
+        PLDs on the grid they would get alone: fixed before the blocks that run many
+        times are composed on their own (:data:`_REGRID`), for those compositions to be
+        exact where the enclosing one needs them."""
+        batches, singles = self._parts(atoms, question, runs)
+        step = self._first_step(batches, singles)
+        tail = question.tail / runs
+        shared: list[Group] = []
+        for b in batches:
+            shared += b.groups(step, np.full(b.size, tail), lower=False)[0]
+        thetas = []
+        for direction in (0, 1):
+            groups = shared + [s.groups(step, tail, False, direction)[0] for s in singles]
+            thetas.append(question.theta(Tilts.of(groups)))
+        return thetas[0], thetas[1]
+
+    def _parts(self, atoms: list[tuple[Atom, int]], question: _Question, runs: int
+               ) -> tuple[list[Batch], list[Single]]:
+        families: dict[str, list[tuple[LeafAtom, int]]] = {}
+        singles = []
+        for atom, count in atoms:
+            if isinstance(atom, LeafAtom):
+                families.setdefault(atom.family[0].name, []).append((atom, count))
+            elif isinstance(atom, Composed):
+                assert question.tilts is not None
+                nested = question.inner(_runs(atom.block) / runs, question.tilts)
+                curves = atom.profiles(lambda block, q=nested: self._curves(block, q))
+                singles.append(Single(atom, count, curves))
+            else:
+                nested = question.inner(1.0, (0.0, 0.0))
+                curves = atom.profiles(lambda block, q=nested: self._curves(block, q))
+                singles.append(Single(atom, count, curves))
+        batches = [Batch(group[0][0].family[0], group) for group in families.values()]
+        return batches, singles
+
+    def _first_step(self, batches: list[Batch], singles: list[Single]) -> float:
+        """``sqrt(2 tolerance)`` times the root-mean-square spread of the blocks' losses,
+        each estimated from its profile at 0 (``delta(0)`` is half the mean absolute
+        loss, about ``0.4`` of its standard deviation, for small losses): the measured
+        gap between the bounds is then about ``tolerance`` of the answer."""
+        total = weight = 0.0
+        zero = np.zeros(1)
+        for b in batches:
+            at0 = np.ravel(b.family(tuple(c[:, None] for c in b.columns), zero[None, :]))
+            total += float(np.sum(b.counts * (2.5 * at0) ** 2))
+            weight += float(np.sum(b.counts))
+        for s in singles:
+            at0 = max(float(np.ravel(s.curves[0](zero))[0]), float(np.ravel(s.curves[1](zero))[0]))
+            total += s.count * (2.5 * at0) ** 2
+            weight += s.count
+        spread = math.sqrt(total / weight) if weight else 1.0
+        return min(max(math.sqrt(2 * self.tolerance) * spread, _FINEST_STEP), 0.05)
+
+    def _at_step(self, batches: list[Batch], singles: list[Single], step: float,
+                 question: _Question, runs: int, notes: list[str], both: bool
+                 ) -> PLDGuarantee:
+        tail = question.tail / runs
+        h = step
+        while True:
+            if h > _WIDEST_STEP:
+                note = (f"the plan's losses span more than max_points={self.max_points} "
+                        f"grid points even at step {_WIDEST_STEP}; no finite bound here "
+                        "(raise max_points, or use another accountant)")
+                vacuous = PrivacyLossDistribution(step=h, offset=0, pmf=np.zeros(1),
+                                                  infinity_mass=1.0)
+                return PLDGuarantee(remove=vacuous, add=vacuous, notes=(*notes, note))
+            shared_up: list[Group] = []
+            shared_lo: list[Group] = []
+            for b in batches:
+                up, lo = b.groups(h, np.full(b.size, tail), lower=True)
+                shared_up += up
+                shared_lo += lo
+            remove = shared_up + [s.groups(h, tail, False, 0)[0] for s in singles]
+            theta = question.theta(Tilts.of(remove), 0)
+            tilts = Tilts.of(remove).around(remove, theta)
+            first, last = tilts.window(question.window_tail, theta)
+            if last - first + 1 <= self.max_points:
+                break
+            h *= (last - first + 1) / self.max_points * 1.05
+            notes.append(f"the grid was coarsened to step {h:.3g} to stay within "
+                         f"max_points={self.max_points}; raise max_points for a tighter "
+                         "bound")
+        uppers = [compose(remove, theta=theta, tilts=tilts, tail=question.window_tail,
+                          upper=True, start=0 if question.nested else None)]
+        asymmetric = any(not s.atom.symmetric for s in singles)
+        if asymmetric:
+            add = shared_up + [s.groups(h, tail, False, 1)[0] for s in singles]
+            uppers.append(_composed(add, question, 1, upper=True))
+        worse = int(np.argmax([question.upper(p) for p in uppers]))
+        lowers: list[PrivacyLossDistribution | None] = [None, None]
+        for direction in ([0, 1] if both and asymmetric else [worse]):
+            groups = shared_lo + [_lower_group(s, h, tail, direction) for s in singles]
+            lowers[direction] = _composed(groups, question, direction, upper=False)
+        return PLDGuarantee(remove=uppers[0], add=uppers[-1], lower_remove=lowers[0],
+                            lower_add=lowers[1] if asymmetric else lowers[0],
+                            notes=tuple(notes))
+
+    def _curves(self, block: Terms, question: _Question
+                ) -> tuple[Profile, Profile, Profile, Profile]:
+        """The curves (eps >= 0) of a nested composition's PLDs."""
+        g = self._solve(block, question, both=True)
+        zero = PrivacyLossDistribution(step=1.0, offset=0, pmf=np.zeros(1))
+        low_r = g.lower_remove or zero
+        low_a = g.lower_add or zero
+        return (g.remove.profile, g.add.profile, low_r.profile, low_a.profile)
+
+
+def _composed(groups: list[Group], question: _Question, direction: int, *, upper: bool
+              ) -> PrivacyLossDistribution:
+    tilts = Tilts.of(groups)
+    theta = question.theta(tilts, direction)
+    return compose(groups, theta=theta, tilts=tilts.around(groups, theta),
+                   tail=question.window_tail, upper=upper,
+                   start=0 if question.nested else None)
+
+
+def _lower_group(s: Single, h: float, tail: float, direction: int) -> Group:
+    lower = s.groups(h, tail, True, direction)[1]
+    assert lower is not None
+    return lower
+
+
+def _aligned(step: float, kinks: np.ndarray) -> tuple[float, bool]:
+    """The largest step at most ``step`` on which every kink is a grid point, and whether
+    there is one: the kinks share a spacing at least ``step / 2`` (a smaller one would
+    ask for a finer grid than the plan needs; kinks that close to 0 cost at most their
+    own size)."""
+    if kinks.size == 0:
+        return step, True
+    unit = float(kinks[0])
+    ratios = kinks / unit
+    if unit < step / 2 or not np.allclose(ratios, np.round(ratios), rtol=0.0, atol=1e-9):
+        return step, False
+    return unit / math.ceil(unit / step * (1 - 1e-12)), True
+
+
+def _regridded(atoms: list[tuple[Atom, int]]) -> list[tuple[Atom, int]]:
+    """Blocks that run more than :data:`_REGRID` times, as ``c1 = 2^k ~ sqrt(count)`` runs
+    composed on a finer grid (a :class:`Composed` block) run ``count // c1`` times, and
+    the remainder composed likewise; repeated until every count is at most
+    :data:`_REGRID`. Each level's grid is chosen for its own blocks' spread, so the
+    windows stay about ``sqrt(count)`` times smaller than one grid fine enough for a
+    single run."""
+    while any(n > _REGRID for _, n in atoms):
+        out: list[tuple[Atom, int]] = []
+        for atom, count in atoms:
+            if count <= _REGRID:
+                out.append((atom, count))
+                continue
+            inner = 1 << ((count.bit_length() - 1) // 2)
+            times, rest = divmod(count, inner)
+            out.append((Composed(Terms(counts=((atom, inner),))), times))
+            if rest:
+                out.append((Composed(Terms(counts=((atom, rest),))), 1))
+        atoms = out
+    return atoms
+
+
+def _kinks(atoms: Sequence[tuple[Atom, int]]) -> tuple[np.ndarray, bool]:
+    """The losses at which the blocks' loss distributions have atoms (Laplace and
+    randomized response: at +-epsilon; compositions of them: at sums of these), and
+    whether every atom is among them (a subsampled kinked block has atoms elsewhere)."""
+    values: set[float] = set()
+    known = True
+    for atom, _ in atoms:
+        if isinstance(atom, LeafAtom):
+            family, params = atom.family
+            if family.kinked and family.bound is not None:
+                values.add(params[family.bound])
+            continue
+        inner = [atom.block] if isinstance(atom, Subsampled | Composed) else \
+            list(atom.parts) if isinstance(atom, Parts) else []
+        for terms in inner:
+            more, ok = _kinks(terms.counts)
+            if isinstance(atom, Subsampled):
+                known = known and ok and more.size == 0
+            else:
+                values.update(more.tolist())
+                known = known and ok
+    return np.array(sorted(values)), known
+
+
+def _best(a: PLDGuarantee, b: PLDGuarantee, question: _Question) -> PLDGuarantee:
+    """The tighter upper and the tighter lower of two certified answers."""
+    ua, la = question.value(a)
+    ub, lb = question.value(b)
+    upper = a if ua <= ub else b
+    lower = a if la >= lb else b
+    return PLDGuarantee(remove=upper.remove, add=upper.add, lower_remove=lower.lower_remove,
+                        lower_add=lower.lower_add, notes=upper.notes)
+
+
+def _with_notes(g: PLDGuarantee, notes: list[str]) -> PLDGuarantee:
+    return PLDGuarantee(remove=g.remove, add=g.add, lower_remove=g.lower_remove,
+                        lower_add=g.lower_add, notes=tuple(dict.fromkeys(notes)))
 
 
 def _runs(terms: Terms) -> int:
@@ -364,5 +516,7 @@ def _runs(terms: Terms) -> int:
             inner = max(_runs(atom.block), 1)
         elif isinstance(atom, Parts):
             inner = max(max(_runs(p) for p in atom.parts), 1)
+        elif isinstance(atom, Composed):
+            inner = max(_runs(atom.block), 1)
         total += n * inner
     return total
