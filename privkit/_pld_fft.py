@@ -54,7 +54,7 @@ Array = NDArray[np.float64]
 
 #: The tilts at which log-MGFs are kept: the tilt theta of a composition is one of them,
 #: and Chernoff bounds minimise over the others.
-TILTS = np.concatenate([[-8.0, -1.0, 0.0], 2.0 ** np.arange(-5, 5)])
+TILTS = np.array([-1.0, 0.0, 1 / 16, 1 / 4, 1.0, 2.0, 4.0, 8.0, 16.0])
 #: Safety factor on the measured rounding noise.
 _NOISE_FACTOR = 16.0
 _EPS = float(np.finfo(float).eps)
@@ -118,8 +118,7 @@ class Tilts:
             mean = np.sum(p * losses, axis=1)  # elementwise: BLAS threads are slow here
             variance += g.count * float(np.sum(np.sum(p * losses**2, axis=1) - mean**2))
         scale = 10.0 / math.sqrt(max(variance, (self.step / 2) ** 2))
-        extra = theta + scale * np.concatenate([-(2.0 ** np.arange(2, -4, -1)),
-                                                2.0 ** np.arange(-3, 3)])
+        extra = theta + scale * np.array([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0])
         extra = extra[~np.isin(extra, self.points)]
         more = Tilts.of(groups, extra)
         order = np.argsort(np.concatenate([self.points, extra]))

@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from privkit import _leaves
 from privkit import _validation as check
 from privkit._pld_fft import TILTS, Group, Tilts, compose
 from privkit.accountant import Accountant
@@ -60,7 +61,7 @@ _THETAS = TILTS[TILTS >= 0.0]
 
 
 def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
-    for g in leaf.guarantees():
+    for g in _leaves.guarantees(leaf):
         if g.has_profile:
             return g
     return None
@@ -178,8 +179,8 @@ class PLDAccountant(Accountant[Terms]):
     >>> step = PoissonSubsample(Gaussian.for_gdp(1.0, sensitivity=1.0,
     ...                         relation=Neighbouring.ADD_REMOVE), 0.01)
     >>> g = PLDAccountant().guarantee(Repeat(step, 1000), delta=1e-5)
-    >>> round(g.epsilon_lower_at(1e-5), 3), round(g.epsilon_at(1e-5), 3)
-    (1.82, 1.829)
+    >>> round(g.epsilon_lower_at(1e-5), 4), round(g.epsilon_at(1e-5), 4)
+    (1.8281, 1.8284)
 
     .. versionadded:: 0.1.0
     """
@@ -201,6 +202,14 @@ class PLDAccountant(Accountant[Terms]):
     def accepts_leaf(self, leaf: Leaf) -> bool:
         return _profile_guarantee(leaf) is not None
 
+    def _leaf_cost(self, leaf: Leaf) -> Terms | None:
+        g = _profile_guarantee(leaf)
+        if g is None:
+            return None
+        if isinstance(g, GDP):
+            return Terms(gaussian=g.mu**2)
+        return Terms(counts=((LeafAtom(g), 1),))
+
     def accepts_node(self, node: PlanNode) -> bool:
         if isinstance(node, PoissonSubsample):
             return node.relation is Neighbouring.ADD_REMOVE
@@ -208,17 +217,15 @@ class PLDAccountant(Accountant[Terms]):
             return node.relation is Neighbouring.REPLACE_ONE
         return True
 
-    def _refuse_whole(self, plan: Block) -> Block | None:
-        return plan if _runs(self._fold(plan)) > MAX_RUNS else None
+    def _refuse_cost(self, cost: Terms) -> bool:
+        return _runs(cost) > MAX_RUNS
 
     # -- the cost algebra: the plan as distinct atoms with counts ----------------------------
 
     def leaf(self, leaf: Leaf) -> Terms:
-        g = _profile_guarantee(leaf)
-        assert g is not None
-        if isinstance(g, GDP):
-            return Terms(gaussian=g.mu**2)
-        return Terms(counts=((LeafAtom(g), 1),))
+        cost = self._leaf_cost(leaf)
+        assert cost is not None
+        return cost
 
     def sequential(self, costs: Sequence[Terms]) -> Terms:
         return costs[0].merged(list(costs[1:]))

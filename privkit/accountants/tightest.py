@@ -11,11 +11,12 @@ from typing import Any
 
 import attrs
 
+from privkit import _leaves
 from privkit import _validation as check
 from privkit.accountant import Accountant, available_accountants
 from privkit.errors import UnsupportedPlanError
 from privkit.guarantees import GDP, Guarantee
-from privkit.plan import Block
+from privkit.plan import Block, Leaf, PlanNode
 from privkit.pld import PLDGuarantee
 
 __all__ = ["AccountingResult", "tightest", "tightest_delta"]
@@ -90,9 +91,8 @@ class AccountingResult:
         return self.by_accountant.get(self.accountant) == self.delta
 
 
-def _run(
-    plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str
-) -> tuple[list[Accountant[Any]], dict[str, str]]:
+def _pool(accountants: Sequence[Accountant[Any]] | None, owner: str
+          ) -> tuple[list[Accountant[Any]], dict[str, str]]:
     refused: dict[str, str] = {}
     if accountants is None:  # every registered accountant whose numbers are bounds
         pool = []
@@ -101,30 +101,22 @@ def _run(
                 pool.append(a)
             else:
                 refused[a.name] = "its numbers are approximations, not upper bounds"
-    else:
-        pool = list(accountants)
-        for i, a in enumerate(pool):
-            check.instance(f"accountants[{i}]", a, Accountant, owner)
-            if not a.certified:
-                raise check.fail(f"accountants[{i}]", a, "an accountant whose numbers are "
-                                 "upper bounds", owner, f"{a!r} computes an approximation")
-    usable = []
-    for a in pool:
-        try:
-            a.check(plan)
-        except UnsupportedPlanError as exc:
-            refused[a.name] = str(exc)
-        else:
-            usable.append(a)
-    if not usable:
-        raise UnsupportedPlanError(
-            f"no accountant supports this plan: {'; '.join(refused.values())}"
-        )
-    return usable, refused
+        # privkit's order: the exact and the two-sided ones first
+        pool.sort(key=lambda a: _FIRST.index(a.name) if a.name in _FIRST else len(_FIRST))
+        return pool, refused
+    pool = list(accountants)
+    for i, a in enumerate(pool):
+        check.instance(f"accountants[{i}]", a, Accountant, owner)
+        if not a.certified:
+            raise check.fail(f"accountants[{i}]", a, "an accountant whose numbers are "
+                             "upper bounds", owner, f"{a!r} computes an approximation")
+    return pool, refused
 
 
 #: Accountants tried first: exact for the plans they support (gdp), then two-sided (pld).
 _FIRST = ("gdp", "pld")
+#: The relative gap under which accountants that cannot win by more are skipped.
+_GAP = 1e-3
 
 
 def _answer(g: Guarantee, delta: float | None, epsilon: float | None) -> float:
@@ -145,32 +137,41 @@ def _lower(g: Guarantee, delta: float | None, epsilon: float | None) -> float:
 
 def _best(plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str,
           delta: float | None, epsilon: float | None) -> AccountingResult:
-    usable, refused = _run(plan, accountants, owner)
-    if accountants is None:  # privkit's order: the exact and the two-sided ones first
-        usable.sort(key=lambda a: _FIRST.index(a.name) if a.name in _FIRST else len(_FIRST))
+    """Run the pool in order; by default, before running an accountant, skip it when it
+    provably cannot win (an exact answer is in, or its own lower bound is at least the
+    best answer so far) or cannot win by more than a relative ``_GAP`` (the certified
+    lower bound on the exact answer says so). Support is found out by running."""
+    check.instance("plan", plan, (Leaf, PlanNode), owner)
+    pool, refused = _pool(accountants, owner)
     natives: dict[str, Guarantee] = {}
     values: dict[str, float] = {}
     skipped: dict[str, str] = {}
     lower = 0.0
     exact: str | None = None
-    for a in usable:
-        if exact is not None:
-            skipped[a.name] = (f"cannot win: the {exact} accountant's answer is exact for "
-                               "this plan")
-            continue
-        best = min(values.values(), default=math.inf)
-        if accountants is None and lower > 0.0 and best - lower <= _GAP * best:
-            skipped[a.name] = (f"could improve on {best:.6g} by at most {best - lower:.3g} "
-                               "(the certified lower bound is "
-                               f"{lower:.6g}), below the tolerance {_GAP:g} of the answer")
-            continue
-        g = a.guarantee(plan, delta=delta, epsilon=epsilon)
-        natives[a.name] = g
-        values[a.name] = _answer(g, delta, epsilon)
-        lower = max(lower, _lower(g, delta, epsilon))
-        if a.name == "gdp" and isinstance(g, GDP):  # Dong, Roth, Su 2019, Cor. 3.3
-            exact = "gdp"
-            lower = values[a.name]
+    evidence: Guarantee | None = None
+    with _leaves.shared():
+        for a in pool:
+            if accountants is None and values:
+                reason = _cannot_win(a, plan, delta, epsilon, values, lower, exact, evidence)
+                if reason is not None:
+                    skipped[a.name] = reason
+                    continue
+            try:
+                g = a.guarantee(plan, delta=delta, epsilon=epsilon)
+            except UnsupportedPlanError as exc:
+                refused[a.name] = str(exc)
+                continue
+            natives[a.name] = g
+            values[a.name] = _answer(g, delta, epsilon)
+            lower = max(lower, _lower(g, delta, epsilon))
+            if isinstance(g, PLDGuarantee):
+                evidence = g
+            if a.name == "gdp" and isinstance(g, GDP):  # Dong, Roth, Su 2019, Cor. 3.3
+                exact = "gdp"
+                lower = values[a.name]
+    if not values:
+        raise UnsupportedPlanError(
+            f"no accountant supports this plan: {'; '.join(refused.values())}")
     name = min(values, key=lambda n: values[n])
     value = values[name]
     notes = tuple(getattr(natives.get("pld"), "notes", ()))
@@ -185,8 +186,25 @@ def _best(plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str
                             lower=min(lower, value), skipped=skipped, notes=notes)
 
 
-#: The relative gap under which accountants that cannot win by more are skipped.
-_GAP = 1e-3
+def _cannot_win(a: Accountant[Any], plan: Block, delta: float | None, epsilon: float | None,
+                values: dict[str, float], lower: float, exact: str | None,
+                evidence: Guarantee | None) -> str | None:
+    """Why ``a`` need not run (None: it must)."""
+    best = min(values.values())
+    if exact is not None:
+        return f"cannot win: the {exact} accountant's answer is exact for this plan"
+    if lower > 0.0 and best - lower <= _GAP * best:
+        return (f"could improve on {best:.6g} by at most {best - lower:.3g} (the certified "
+                f"lower bound on the exact value is {lower:.6g}), below the tolerance "
+                f"{_GAP:g} of the answer")
+    try:
+        floor = a.lower_bound(plan, delta=delta, epsilon=epsilon, evidence=evidence)
+    except UnsupportedPlanError:
+        return None  # running it will say why it refuses
+    if floor is not None and floor >= best:
+        return (f"cannot win: its answer is at least {floor:.6g} (its own lower bound), "
+                f"not below {best:.6g}")
+    return None
 
 
 def tightest(
@@ -197,10 +215,19 @@ def tightest(
     By default every registered accountant (:func:`privkit.available_accountants`) whose
     numbers are upper bounds is considered, third-party ones included, exact and
     two-sided ones first: the GDP accountant (exact for Gaussian plans; then nothing can
-    beat it) and the PLD accountant (whose lower bound says how much any other could
-    still gain). An accountant that could not win by more than a relative ``1e-3`` is
-    skipped, and :meth:`AccountingResult.explain` says why, as it says why the others
-    lost. With ``accountants`` given, each of them is run.
+    beat it) and the PLD accountant (certified upper and lower bounds). Before running
+    each of the others, it is skipped when it provably cannot win (its
+    :meth:`~privkit.accountant.Accountant.lower_bound` is at least the best answer so
+    far: the RDP and zCDP accountants' from the PLD's lower bounds on the plan's Renyi
+    divergences, the basic accountant's from its pure blocks' sum) or cannot win by more
+    than a relative ``1e-3`` (the PLD's certified lower bound on the exact answer says
+    so). :meth:`AccountingResult.explain` says who won and why each other accountant
+    lost, was skipped or refused, and the PLD's notes (a coarsened grid, a lower bound
+    that is only first order). With ``accountants`` given, each of them is run.
+
+    .. versionchanged:: 0.3.0
+       Accountants that cannot win are skipped before they run; the result carries a
+       certified lower bound on the exact answer.
 
     Examples
     --------
