@@ -191,13 +191,14 @@ class Accountant(abc.ABC, Generic[Cost]):
                 if isinstance(block, PlanNode):
                     stack.extend(reversed(block.children))
             if (type(self)._refuse_cost is not Accountant._refuse_cost
-                    and self._refuse_cost(self._fold(plan))):
+                    and self._refuse_cost(self._fold(plan)) is not None):
                 return plan
         return None
 
-    def _refuse_cost(self, cost: Cost) -> bool:
-        """A hook for refusals that depend on the whole plan's cost (default: none)."""
-        return False
+    def _refuse_cost(self, cost: Cost) -> str | None:
+        """A hook for refusals that depend on the whole plan's cost: why this accountant
+        cannot analyse it (default: None, it can)."""
+        return None
 
     def supports(self, plan: Block) -> bool:
         """Whether this accountant can account for every node of ``plan`` (never raises
@@ -210,7 +211,13 @@ class Accountant(abc.ABC, Generic[Cost]):
         if node is not None:
             raise self._refusal(node)
 
-    def _refusal(self, node: Block) -> UnsupportedPlanError:
+    def _refusal(self, node: Block, why: str | None = None) -> UnsupportedPlanError:
+        if why is None and node is not None and isinstance(node, PlanNode) \
+                and type(self)._refuse_cost is not Accountant._refuse_cost:
+            why = self._refuse_cost(self._fold(node)) if self.handles(node) else None
+        if why is not None:
+            return UnsupportedPlanError(f"the {self.name} accountant cannot account for "
+                                        f"this plan: {why}")
         able = [a.name for a in available_accountants() if a.handles(node)]
         can = (f"accountants that can: {', '.join(able)}" if able
                else "no available accountant handles it")
@@ -230,8 +237,9 @@ class Accountant(abc.ABC, Generic[Cost]):
                 total = self._fold(plan, checked=True)
             except _RefusedError as refused:
                 raise self._refusal(refused.block) from None
-            if self._refuse_cost(total):
-                raise self._refusal(plan)
+            why = self._refuse_cost(total)
+            if why is not None:
+                raise self._refusal(plan, why)
         return total
 
     def _leaf_cost(self, leaf: Leaf) -> Cost | None:

@@ -75,9 +75,13 @@ class OptimalAccountant(Accountant[_runs.Runs]):
     def accepts_node(self, node: PlanNode) -> bool:
         return self._runs_of.accepts_node(node)
 
-    def _refuse_cost(self, cost: _runs.Runs) -> bool:
-        # heterogeneous, or too many runs
-        return len(cost) > 1 or cost[0][2] > composition.MAX_RUNS
+    def _refuse_cost(self, cost: _runs.Runs) -> str | None:
+        if len(cost) > 1:
+            return ("its blocks are not all the same (epsilon, delta); the advanced "
+                    "accountant composes different blocks")
+        if cost[0][2] > composition.MAX_RUNS:
+            return f"more than {composition.MAX_RUNS:.0e} runs"
+        return None
 
     def leaf(self, leaf: Leaf) -> _runs.Runs:
         return self._runs_of.leaf(leaf)

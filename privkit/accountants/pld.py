@@ -217,8 +217,11 @@ class PLDAccountant(Accountant[Terms]):
             return node.relation is Neighbouring.REPLACE_ONE
         return True
 
-    def _refuse_cost(self, cost: Terms) -> bool:
-        return _runs(cost) > MAX_RUNS
+    def _refuse_cost(self, cost: Terms) -> str | None:
+        if _runs(cost) > MAX_RUNS:
+            return (f"more than {MAX_RUNS:.0e} runs, beyond what FFT powers compute "
+                    "reliably")
+        return None
 
     # -- the cost algebra: the plan as distinct atoms with counts ----------------------------
 
