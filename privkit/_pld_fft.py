@@ -101,9 +101,12 @@ class Tilts:
         lowest = highest = 0
         for g in groups:
             total += g.count * np.sum(log_mgf(g.rows, points), axis=0)
-            n, width = g.rows.pmf.shape
-            lowest += g.count * n * g.rows.offset
-            highest += g.count * n * (g.rows.offset + width - 1)
+            live = g.rows.pmf > 0  # the reach: first and last entry with mass, per row
+            width = live.shape[1]
+            first = np.argmax(live, axis=1)
+            last = width - 1 - np.argmax(live[:, ::-1], axis=1)
+            lowest += g.count * int(np.sum(g.rows.offset + first))
+            highest += g.count * int(np.sum(g.rows.offset + last))
         return cls(points=points, values=total, step=groups[0].rows.step, lowest=lowest,
                    highest=highest)
 
@@ -173,6 +176,8 @@ class Tilts:
     def window(self, tail: float, theta: float) -> tuple[int, int]:
         """The smallest index range outside which each tilted tail is at most ``tail``
         (within the reachable range)."""
+        if tail <= 0.0:
+            return self.lowest, self.highest
         k = self._at(theta)
         log_tail = math.log(tail)
         above, below = self.points > theta, self.points < theta
@@ -277,17 +282,25 @@ def compose(groups: Sequence[Group], *, theta: float, tilts: Tilts, tail: float,
     tilted = np.roll(circle, -((first - base) % size))
     noise = max(_NOISE_FACTOR * max(0.0, -float(tilted.min())),
                 8 * _EPS * math.log2(size) * float(np.max(np.abs(tilted))), 1e-300)
-    log_untilt = log_scale - theta * np.arange(first, first + size, dtype=float) * step
+    indices = np.arange(first, first + size)
+    log_untilt = log_scale - theta * indices.astype(float) * step
     infinity = _infinity(log_finite, log_total)
+    # no mass lies beyond what the sum can reach: those entries are 0, rounding aside;
+    # masses at negative losses do not enter the curve at eps >= 0, and no mass exceeds 1
+    # (a cap that keeps both bounds: the exact masses are at most 1)
+    beyond = (indices < max(tilts.lowest, 0)) | (indices > tilts.highest)
     if upper:
-        pmf = np.exp(np.log(np.maximum(tilted, 0.0) + noise) + log_untilt)
+        pmf = np.exp(np.minimum(np.log(np.maximum(tilted, 0.0) + noise) + log_untilt, 0.0))
+        pmf[beyond] = 0.0
         if first > 0:  # what lies below the window (and above 0) is moved up to it
             pmf[0] += tilts.mass_below(first - 1)
         infinity += tilts.mass_above(first + size)  # what lies above it is charged
         return _trimmed(step, first, pmf, min(infinity, 1.0))
     alias = tilts.upper_tail(first + size, theta) + tilts.lower_tail(first - 1, theta)
     with np.errstate(divide="ignore"):
-        pmf = np.exp(np.log(np.maximum(tilted - noise - alias, 0.0)) + log_untilt)
+        log_pmf = np.log(np.maximum(tilted - noise - alias, 0.0)) + log_untilt
+    pmf = np.exp(np.minimum(log_pmf, 0.0))
+    pmf[beyond] = 0.0
     return _trimmed(step, first, pmf, min(infinity, 1.0))
 
 

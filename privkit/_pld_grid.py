@@ -165,6 +165,10 @@ def _lower(x: Array, values: Array, zero: int, h: float, first: int, floors: Arr
     a, mid, b = nodes[:, :-1], values[:, 1::2], nodes[:, 1:]
     t_mid = (x[1::2] - xn[:-1]) / widths
     rise = np.maximum(a + (b - a) * t_mid - mid, 0.0)  # chord above f at the midpoint
+    # a rise within the rounding of the values and of the grid's x is the node
+    # lowering's (below) to cover
+    noise = _ULPS * (np.abs(a) + np.abs(b) + np.abs(mid) + np.abs(b - a) * xn[1:] / widths)
+    rise[rise <= noise] = 0.0
     slope_a = np.maximum(widths * (cell - left), 2.0 * rise)  # rho'(0)
     slope_b = np.maximum(widths * (right - cell), 2.0 * rise)  # -rho'(1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -46,6 +46,8 @@ from privkit.guarantees import Guarantee
 __all__ = ["PLDGuarantee", "PrivacyLossDistribution", "discretise", "dominating_pld"]
 
 Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+#: How far below a PLD's top loss its suffix sums of ``p e^(top - l)`` reach.
+_SPAN = 600.0
 
 def _array_eq(a: NDArray[np.float64], b: NDArray[np.float64]) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
@@ -83,17 +85,18 @@ class PrivacyLossDistribution:
         """``S0[i] = sum_(j >= i) p_j`` and ``S1[i] = sum_(j >= i) p_j e^(top - l_j)``
         (with a trailing 0), and ``top``; computed once (from the top, small terms first).
 
-        ``e^(top - l)`` overflows only for losses more than 700 nats below the top; those
-        are dropped from S1 for the queries far above them, and a query below them is
-        answered by a direct sum (see :meth:`profile`).
+        ``e^(top - l)`` (and sums of a million of them) stays finite for losses at most
+        :data:`_SPAN` nats below the top; those further down are dropped from S1, which
+        the queries above them do not use, and a query below them is answered by a direct
+        sum (see :meth:`profile`).
         """
         if self._sums is None:
             ell = self.losses
             top = float(ell[-1])
             s0 = np.concatenate([np.cumsum(self.pmf[::-1])[::-1], [0.0]])
-            with np.errstate(over="ignore"):
-                weights = self.pmf * np.exp(top - ell)
-            weights[~np.isfinite(weights)] = 0.0
+            far = ell < top - _SPAN  # dropped from S1: their queries sum directly
+            weights = self.pmf * np.exp(np.where(far, 0.0, top - ell))
+            weights[far] = 0.0
             s1 = np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
             object.__setattr__(self, "_sums", (s0, s1, top))
         assert self._sums is not None
@@ -149,7 +152,7 @@ class PrivacyLossDistribution:
         s0, s1, top = self._suffix_sums()
         index = np.searchsorted(ell, e, side="right")
         value = s0[index] - np.exp(np.minimum(e - top, 0.0)) * s1[index]  # s1 = 0 above
-        far = e < top - 700.0  # S1 dropped some terms there: sum directly
+        far = e < top - _SPAN  # S1 dropped some terms there: sum directly
         for j in np.flatnonzero(np.atleast_1d(far)):
             q = float(np.atleast_1d(e)[j])
             above = ell > q

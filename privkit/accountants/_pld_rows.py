@@ -96,6 +96,14 @@ class Batch:
             up, lo = discretise_rows(profile, profile, n=chosen.size, step=step,
                                      first=first, last=last, floor=self.floors[chosen],
                                      lower=lower)
+            if self.family.bound is not None:  # no loss beyond the bound's grid point:
+                # the masses there are rounding allowances, exactly 0 (pure DP needs it)
+                reach = np.ceil(tops[chosen] / step * (1 - 1e-12))[:, None]
+                index = np.arange(first, last + 1)[None, :]
+                outside = np.abs(index) > reach
+                up.pmf[outside] = 0.0
+                if lo is not None:
+                    lo.pmf[outside] = 0.0
             uppers += _by_count(up, self.counts[chosen])
             if lo is not None:
                 lowers += _by_count(lo, self.counts[chosen])

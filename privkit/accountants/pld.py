@@ -105,6 +105,10 @@ class _Question:
 
     @property
     def window_tail(self) -> float:
+        """The tilted mass a composition's window may leave out on each side: none for
+        pure DP (delta 0: whatever is charged to +infinity would make epsilon infinite)."""
+        if self.delta == 0.0:
+            return 0.0
         return min(_WINDOW_TAIL, self.tail) if self.nested else _WINDOW_TAIL
 
     def theta(self, tilts: Tilts, direction: int = 0) -> float:
