@@ -15,7 +15,7 @@ from privkit import _leaves
 from privkit import _validation as check
 from privkit.accountant import Accountant, available_accountants
 from privkit.errors import UnsupportedPlanError
-from privkit.guarantees import GDP, Guarantee
+from privkit.guarantees import GDP, Guarantee, PureDP
 from privkit.plan import Block, Leaf, PlanNode
 from privkit.pld import PLDGuarantee
 
@@ -91,7 +91,7 @@ class AccountingResult:
         return self.by_accountant.get(self.accountant) == self.delta
 
 
-def _pool(accountants: Sequence[Accountant[Any]] | None, owner: str
+def _pool(accountants: Sequence[Accountant[Any]] | None, owner: str, first: tuple[str, ...]
           ) -> tuple[list[Accountant[Any]], dict[str, str]]:
     refused: dict[str, str] = {}
     if accountants is None:  # every registered accountant whose numbers are bounds
@@ -102,7 +102,7 @@ def _pool(accountants: Sequence[Accountant[Any]] | None, owner: str
             else:
                 refused[a.name] = "its numbers are approximations, not upper bounds"
         # privkit's order: the exact and the two-sided ones first
-        pool.sort(key=lambda a: _FIRST.index(a.name) if a.name in _FIRST else len(_FIRST))
+        pool.sort(key=lambda a: first.index(a.name) if a.name in first else len(first))
         return pool, refused
     pool = list(accountants)
     for i, a in enumerate(pool):
@@ -113,8 +113,11 @@ def _pool(accountants: Sequence[Accountant[Any]] | None, owner: str
     return pool, refused
 
 
-#: Accountants tried first: exact for the plans they support (gdp), then two-sided (pld).
+#: Accountants tried first: exact for the plans they support (gdp), then two-sided (pld);
+#: for pure DP (delta 0), basic composition first: it is exact there (the largest losses
+#: of independent blocks add up, and occur together).
 _FIRST = ("gdp", "pld")
+_FIRST_PURE = ("basic", "gdp", "pld")
 #: The relative gap under which accountants that cannot win by more are skipped.
 _GAP = 1e-3
 
@@ -142,7 +145,7 @@ def _best(plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str
     best answer so far) or cannot win by more than a relative ``_GAP`` (the certified
     lower bound on the exact answer says so). Support is found out by running."""
     check.instance("plan", plan, (Leaf, PlanNode), owner)
-    pool, refused = _pool(accountants, owner)
+    pool, refused = _pool(accountants, owner, _FIRST_PURE if delta == 0.0 else _FIRST)
     natives: dict[str, Guarantee] = {}
     values: dict[str, float] = {}
     skipped: dict[str, str] = {}
@@ -166,8 +169,9 @@ def _best(plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str
             lower = max(lower, _lower(g, delta, epsilon))
             if isinstance(g, PLDGuarantee):
                 evidence = g
-            if a.name == "gdp" and isinstance(g, GDP):  # Dong, Roth, Su 2019, Cor. 3.3
-                exact = "gdp"
+            if ((a.name == "gdp" and isinstance(g, GDP))  # Dong, Roth, Su 2019, Cor. 3.3
+                    or (a.name == "basic" and delta == 0.0 and isinstance(g, PureDP))):
+                exact = a.name
                 lower = values[a.name]
     if not values:
         raise UnsupportedPlanError(
