@@ -241,7 +241,10 @@ class PLDAccountant(Accountant[Terms]):
         return cost.times(count)
 
     def parallel(self, costs: Sequence[Terms]) -> Terms:
-        return Terms(counts=((Parts(tuple(costs)), 1),))
+        distinct = list(dict.fromkeys(costs))
+        if len(distinct) == 1:  # identical parts: the worse part is any of them
+            return distinct[0]
+        return Terms(counts=((Parts(tuple(distinct)), 1),))
 
     def poisson_subsample(self, cost: Terms, node: PoissonSubsample) -> Terms:
         if node.sampling_rate == 1.0:
