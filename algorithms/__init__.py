@@ -31,29 +31,32 @@ estimator                             source
 ``PublicRangeScaler`` and others      public-bound preprocessing (no budget)
 ====================================  ==================================================
 
+``inspect_rows`` is the data owner's own diagnostic (not private): how many rows an
+estimator would clip onto its bound or replace because they are not finite.
+
 scikit-learn is imported by these modules only; torch and opacus when
 ``DPSGDLinearSVM`` fits; flwr when ``FlowerFedDPDRDPMLClassifier`` fits.
 
 .. versionadded:: 0.1.0
 """
 
+from privkit.algorithms._bounds import RowReport, clipped_rows, inspect_rows
 from privkit.algorithms.datasets import load_adult, load_csv
 from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected
 from privkit.algorithms.dpsgd import DPSGDLinearSVM
 from privkit.algorithms.equilibrium import EquilibriumPointClassifier
 from privkit.algorithms.erm import (
-    ClippedRowsWarning,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
-    clipped_rows,
     solve_erm,
     solve_multinomial,
 )
 from privkit.algorithms.federated import FedDPDRDPMLClassifier, Participant, Server
 from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
-from privkit.algorithms.kernel_mean import PrivateKernelMean, private_mmd_test
+from privkit.algorithms.kernel_mean import PrivateKernelMean
 from privkit.algorithms.kmeans import DPKMeans
 from privkit.algorithms.lp_svm import LPSVMClassifier
+from privkit.algorithms.mmd_test import private_mmd_test
 from privkit.algorithms.nystrom import (
     Kernel,
     KMeansNystromClassifier,
@@ -62,7 +65,6 @@ from privkit.algorithms.nystrom import (
 )
 from privkit.algorithms.pca import DPPCA, DPDRDPMLClassifier, private_subspace
 from privkit.algorithms.preprocessing import (
-    ClippedValuesWarning,
     PublicOneHotEncoder,
     PublicRangeScaler,
     PublicStandardScaler,
@@ -85,8 +87,6 @@ from privkit.algorithms.svm_baselines import (
 __all__ = [
     "DPKSVMEL",
     "DPPCA",
-    "ClippedRowsWarning",
-    "ClippedValuesWarning",
     "DPDRDPMLClassifier",
     "DPKMeans",
     "DPKSVMELCorrected",
@@ -109,6 +109,7 @@ __all__ = [
     "PublicStandardScaler",
     "RandomFourierFeatures",
     "RowNormClipper",
+    "RowReport",
     "SVMOutputClassifier",
     "SVMSemiClassifier",
     "SVMWeightClassifier",
@@ -116,6 +117,7 @@ __all__ = [
     "calibrate_step_epsilon",
     "clipped_rows",
     "dense_projection",
+    "inspect_rows",
     "kernel_approximation_error",
     "load_adult",
     "load_csv",

@@ -38,7 +38,11 @@ class TranscriptCase:
     ----------
     estimator
         The configured, unfitted estimator (its ``random_state`` is replaced by the
-        auditor for every fit). Small: one fit should take milliseconds.
+        auditor for every fit). Small: one fit should take milliseconds. ``privkit
+        audit`` fits it about 360 times per label mode (every channel at 20 + 10 fits per
+        side), and the full tier in the test suite about 3,000 (200 + 50): at 3 ms a fit,
+        a classifier's two label modes take about 2 s in ``privkit audit``, which runs
+        every estimator within its 2-minute budget.
     X, y
         The base dataset D (``y`` is ``None`` for unsupervised estimators): a fixture,
         public, a few dozen rows inside the declared bounds.
@@ -65,6 +69,9 @@ class TranscriptCase:
     claim
         ``"privkit"`` (privkit's guarantee; a violation is a bug) or ``"paper"`` (a source
         paper's claim privkit does not make).
+    methods
+        Query methods called on ``probes`` beyond the standard ones (for example
+        ``("witness",)``); optional.
     """
 
     estimator: Any = attrs.field(eq=False)
@@ -84,3 +91,4 @@ class TranscriptCase:
                                                                              eq=False)
     claim: str = attrs.field(default="privkit",
                              validator=attrs.validators.in_(("privkit", "paper")))
+    methods: tuple[str, ...] = attrs.field(default=(), converter=tuple, eq=False)

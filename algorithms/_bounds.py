@@ -1,16 +1,27 @@
 """Public data bounds: the only way privkit's estimators scale data.
 
-Rows are divided by a public bound on their norm; rows beyond it are clipped back onto it,
-with a :class:`ClippedRowsWarning` that says how many, or refused. Nothing here is
+Rows are divided by a public bound on their norm; rows beyond it are clipped back onto it
+and a row with a non-finite entry becomes the zero row, silently. Both are per-record
+public rules, so they preserve either neighbouring relation (a record's image depends on
+that record alone), and neither refuses nor reports anything: a warning or an error that
+fires only when some row is beyond the bound, or not finite, would reveal that such a row
+exists, which no noise covers (issue 22, "the transcript is the release"). Nothing here is
 computed from statistics of the private data, which would need a budget of its own.
+
+A data owner who wants to know how many of their rows are clipped or replaced asks
+:func:`inspect_rows`, on their own data, outside any private computation.
 
 The same module detects the other way data get scaled in practice: a scikit-learn
 ``Pipeline`` whose earlier steps were fitted on the rows the private estimator trains on
 (``StandardScaler``, ``MinMaxScaler``, ...). Their fitted statistics are functions of the
 private data that no privkit guarantee covers, so fitting warns with
-:class:`~privkit.errors.PrivacyLeakWarning`.
+:class:`~privkit.errors.PrivacyLeakWarning` (a function of the pipeline, not of the data).
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   Clipping is silent, non-finite rows become zero rows, and nothing is refused by value:
+   ``ClippedRowsWarning`` and the ``clip`` parameter are gone; :func:`inspect_rows` is
+   the data owner's diagnostic.
 """
 
 from __future__ import annotations
@@ -19,61 +30,138 @@ import sys
 import warnings
 from typing import Any
 
+import attrs
 import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
 from privkit.errors import PrivacyLeakWarning
 
-__all__ = ["ClippedRowsWarning", "clipped_rows", "row_norms", "warn_if_preprocessed"]
+__all__ = ["RowReport", "clipped_rows", "finite_rows", "inspect_rows", "row_norms",
+           "warn_if_preprocessed"]
 
-
-class ClippedRowsWarning(UserWarning):
-    """Rows beyond a public norm bound were clipped onto it (the warning says how many).
-
-    .. versionadded:: 0.2.0
-    """
+#: Relative slack under which a row's norm counts as on the bound (rounding of the norm).
+_ON_BOUND = 1e-12
 
 
 def row_norms(X: Any) -> NDArray[np.float64]:
-    """L2 norm of every row of a dense array or a scipy sparse matrix."""
+    """L2 norm of every row of a dense array or a scipy sparse matrix, without overflow for
+    finite rows (a row whose squares overflow is rescaled by its largest entry first); NaN
+    or ``inf`` for a row with a non-finite entry."""
     import scipy.sparse as sp
 
     if sp.issparse(X):
-        squares = X.multiply(X).sum(axis=1)
-        return np.sqrt(np.asarray(squares, dtype=np.float64).ravel())
-    out: NDArray[np.float64] = np.linalg.norm(X, axis=1)
+        csr = sp.csr_matrix(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            squares = np.asarray(csr.multiply(csr).sum(axis=1), dtype=np.float64).ravel()
+            out: NDArray[np.float64] = np.sqrt(squares)
+        big = np.isinf(out) & finite_rows(csr)
+        for i in np.flatnonzero(big):
+            row = csr.data[csr.indptr[i]:csr.indptr[i + 1]]
+            top = float(np.abs(row).max())
+            out[i] = top * float(np.linalg.norm(row / top))
+        return out
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.linalg.norm(X, axis=1)
+    big = np.isinf(out) & np.isfinite(X).all(axis=1)
+    if big.any():
+        rows = np.asarray(X[big], dtype=np.float64)
+        top = np.abs(rows).max(axis=1)
+        out[big] = top * np.linalg.norm(rows / top[:, None], axis=1)
     return out
 
 
-def clipped_rows(X: Any, row_norm_bound: float, *, clip: bool = True,
-                 owner: str = "clipped_rows") -> Any:
+def finite_rows(X: Any) -> NDArray[np.bool_]:
+    """Which rows of a dense array or a scipy sparse matrix have only finite entries."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        csr = sp.csr_matrix(X)
+        bad = ~np.isfinite(csr.data)
+        rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+        finite = np.ones(csr.shape[0], dtype=bool)
+        finite[rows[bad]] = False
+        return finite
+    out: NDArray[np.bool_] = np.isfinite(X).all(axis=1)
+    return out
+
+
+def row_factors(X: Any, row_norm_bound: float) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """``(factors, finite)``: the factor ``1 / max(||x||, B)`` that divides each row by the
+    public bound B and clips it onto the unit ball, and which rows are finite (their
+    factor is ``1 / B``: a non-finite row is the caller's to map)."""
+    finite = finite_rows(X)
+    norms = np.where(finite, row_norms(X), 0.0)
+    factors: NDArray[np.float64] = 1.0 / np.maximum(norms, row_norm_bound)
+    return factors, finite
+
+
+def clipped_rows(X: Any, row_norm_bound: float, *, owner: str = "clipped_rows") -> Any:
     """Rows divided by the public bound B, so that every row has norm at most 1.
 
-    Rows of norm above B are scaled back onto it (``clip=True``, with a
-    :class:`ClippedRowsWarning` naming how many of the rows) or refused (``clip=False``,
-    an error naming the largest norm). Dense arrays stay dense, sparse matrices sparse
-    (CSR).
+    A per-record public map, silent: a row of norm above B is scaled back onto it, and a
+    row with a non-finite entry (NaN or an infinity) becomes the zero row. Dense arrays
+    stay dense, sparse matrices sparse (CSR); the input is not modified.
     """
     import scipy.sparse as sp
 
     bound = check.positive_finite("row_norm_bound", row_norm_bound, owner)
-    norms = row_norms(X) / bound
-    over = norms > 1.0 + 1e-12
-    factors = 1.0 / bound / np.where(over, norms, 1.0)
-    if np.any(over):
-        if not clip:
-            worst = float(norms.max() * bound)
-            raise check.fail("X", f"a row of L2 norm {worst:.6g}",
-                             f"rows of norm at most row_norm_bound={bound}", owner,
-                             "clip them (clip=True) or raise the bound")
-        warnings.warn(f"{owner}: {int(over.sum())} of {len(norms)} rows have L2 norm above "
-                      f"row_norm_bound={bound} and were clipped onto it (clip=True); pass "
-                      "clip=False to refuse them instead", ClippedRowsWarning, stacklevel=3)
+    factors, finite = row_factors(X, bound)
     if sp.issparse(X):
-        return sp.csr_matrix(sp.diags(factors) @ X)
-    scaled: NDArray[np.float64] = X * factors[:, None]
+        csr = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        if not finite.all():
+            csr.data[~np.isfinite(csr.data)] = 0.0
+        out = sp.csr_matrix(sp.diags(np.where(finite, factors, 0.0)) @ csr)
+        out.eliminate_zeros()
+        return out
+    scaled: NDArray[np.float64] = np.asarray(X, dtype=np.float64) * factors[:, None]
+    if not finite.all():
+        scaled[~finite] = 0.0
     return scaled
+
+
+@attrs.frozen(kw_only=True)
+class RowReport:
+    """What :func:`inspect_rows` found: ``n_rows``, ``non_finite`` (rows with a NaN or an
+    infinity, which fit maps to its neutral record) and ``beyond_bound`` (finite rows of
+    norm above ``row_norm_bound``, which fit clips onto it)."""
+
+    n_rows: int
+    non_finite: int
+    beyond_bound: int
+    row_norm_bound: float
+
+
+def inspect_rows(X: Any, *, row_norm_bound: float) -> RowReport:
+    """How many rows of ``X`` a privkit estimator would map: non-finite rows, and rows
+    beyond the public norm bound.
+
+    NOT PRIVATE. This is a diagnostic for the data owner, on their own data, before they
+    choose a bound; its counts are exact functions of the data and carry no guarantee.
+    Never publish them, and do not choose ``row_norm_bound`` from them for data you
+    then release a model of: a bound chosen by looking at the data is a data-dependent
+    choice that the estimator's guarantee does not cover. No estimator calls it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privkit.algorithms import inspect_rows
+    >>> inspect_rows(np.array([[3.0, 4.0], [0.3, 0.4], [np.nan, 0.0]]), row_norm_bound=1.0)
+    RowReport(n_rows=3, non_finite=1, beyond_bound=1, row_norm_bound=1.0)
+
+    .. versionadded:: 0.3.0
+    """
+    import scipy.sparse as sp
+
+    bound = check.positive_finite("row_norm_bound", row_norm_bound, "inspect_rows")
+    data = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    if data.ndim != 2:
+        raise check.fail("X", f"an array of shape {data.shape}", "a 2-D array",
+                         "inspect_rows")
+    finite = finite_rows(data)
+    beyond = finite & (np.where(finite, row_norms(data), 0.0) > bound * (1.0 + _ON_BOUND))
+    return RowReport(n_rows=int(data.shape[0]), non_finite=int((~finite).sum()),
+                     beyond_bound=int(beyond.sum()), row_norm_bound=bound)
 
 
 def _is_public(step: Any) -> bool:

@@ -37,6 +37,7 @@ valid for the adaptive choice, so privkit does not use one here.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -49,8 +50,8 @@ from privkit.mechanisms import StabilityHistogram
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Claimed, Sequential
 
-__all__ = ["LABEL_SHARE", "LabelSet", "declared_classes", "label_budget", "release_label_set",
-           "total_claim"]
+__all__ = ["LABEL_SHARE", "LabelSet", "declared_classes", "label_budget", "label_counts",
+           "label_release", "release_label_set", "total_claim"]
 
 #: Share of epsilon (and of delta, when the learning stage uses delta) that a classifier
 #: without declared ``classes`` spends on releasing its label set. A public constant.
@@ -74,6 +75,9 @@ def declared_classes(classes: Any, owner: str) -> NDArray[Any] | None:
     if values.ndim != 1 or unique.size != values.size or unique.size < 2:
         raise check.fail("classes", classes, "None or a 1-D collection of at least 2 "
                          "distinct labels", owner)
+    if unique.dtype.kind in "fc" and np.any(np.isnan(unique)):
+        raise check.fail("classes", classes, "labels other than NaN", owner,
+                         "a NaN label marks a record with no label (a neutral record)")
     return unique
 
 
@@ -118,13 +122,32 @@ class LabelSet:
 
     def codes(self, y: NDArray[Any]) -> NDArray[np.int64]:
         """Each label's index in ``classes``; ``-1`` for a label outside it (a neutral
-        record for the estimator's stated rule)."""
-        index = np.searchsorted(self.classes, y)
-        index = np.clip(index, 0, max(self.classes.size - 1, 0))
-        inside = self.classes.size > 0
-        found = (self.classes[index] == y) if inside else np.zeros(len(y), dtype=bool)
-        codes: NDArray[np.int64] = np.where(found, index, -1).astype(np.int64)
-        return codes
+        record for the estimator's stated rule): NaN, an unhashable object, a value of
+        another type. Never raises on the values of ``y``."""
+        y = np.asarray(y)
+        k = self.classes.size
+        if k == 0 or y.size == 0:
+            return np.full(y.shape[0] if y.ndim else 0, -1, dtype=np.int64)
+        if _same_kind(y.dtype, self.classes.dtype):
+            index = np.clip(np.searchsorted(self.classes, y), 0, k - 1)
+            found = self.classes[index] == y
+            codes: NDArray[np.int64] = np.where(found, index, -1).astype(np.int64)
+            return codes
+        lookup = {label: i for i, label in enumerate(self.classes.tolist())}
+        return np.fromiter((_index(lookup, value) for value in y.tolist()),
+                           dtype=np.int64, count=y.shape[0])
+
+    def rest(self, epsilon: float, delta: float) -> tuple[float, float]:
+        """What the learning stage gets of a total ``(epsilon, delta)``: the largest
+        floats whose sums with this release's cost stay within the total (so
+        :meth:`guarantee` never exceeds it by a rounding)."""
+        def within(total: float, part: float) -> float:
+            left = max(total - part, 0.0)
+            while left > 0.0 and part + left > total:
+                left = math.nextafter(left, 0.0)
+            return left
+
+        return within(epsilon, self.epsilon), within(delta, self.delta)
 
     def plan(self, stage: Block | None) -> Block | None:
         """The estimator's plan: the label release (if any), then ``stage``."""
@@ -153,13 +176,68 @@ def release_label_set(y: NDArray[Any], *, classes: NDArray[Any] | None, epsilon:
     the active ledgers. ``y`` is never echoed."""
     if classes is not None:
         return LabelSet(classes=classes)
+    planned = label_release(epsilon, delta, relation=relation,
+                            stage_uses_delta=stage_uses_delta, owner=owner)
+    block = planned.block
+    assert block is not None
+    labels, counts = label_counts(y)
+    if labels.size == 0:  # the histogram of no record: nothing can clear the threshold
+        counts = np.zeros(1, dtype=np.int64)
+    suppressed = block.release(counts[:, None], rng=rng)
+    kept = labels[suppressed[: labels.size] == 0]
+    return attrs.evolve(planned, classes=kept)
+
+
+def label_release(epsilon: float, delta: float, *, relation: Neighbouring,
+                  stage_uses_delta: bool, owner: str) -> LabelSet:
+    """The label release a classifier without declared ``classes`` will run, known before
+    any data is seen: its block and cost, with no classes yet (for ``plan()``). Raises
+    as :func:`label_budget` does."""
     eps_l, delta_l = label_budget(epsilon, delta, stage_uses_delta=stage_uses_delta,
                                   owner=owner)
-    block = _histogram(eps_l, delta_l, relation)
-    labels, counts = np.unique(np.asarray(y), return_counts=True)
-    suppressed = block.release(counts[:, None], rng=rng)
-    kept = labels[suppressed == 0]
-    return LabelSet(classes=kept, block=block, epsilon=eps_l, delta=delta_l)
+    return LabelSet(classes=np.empty(0), block=_histogram(eps_l, delta_l, relation),
+                    epsilon=eps_l, delta=delta_l)
+
+
+def _same_kind(a: np.dtype[Any], b: np.dtype[Any]) -> bool:
+    """Whether numpy orders and compares values of the two dtypes as Python does: both
+    numbers (booleans included) or both strings of one kind."""
+    numbers = "biuf"
+    return (a.kind in numbers and b.kind in numbers) or (a.kind == b.kind and a.kind in "US")
+
+
+def _index(lookup: dict[Any, int], value: Any) -> int:
+    try:
+        return lookup.get(value, -1)
+    except TypeError:  # an unhashable label is outside every label set
+        return -1
+
+
+def label_counts(y: Any) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """The distinct labels of ``y`` (sorted where they are mutually comparable) and how many
+    records hold each. NaN and unhashable labels are no label: their records are neutral
+    (a per-record public rule), so they are not counted. Never raises on the values."""
+    values = np.asarray(y)
+    if values.dtype.kind in "fc":
+        values = values[~np.isnan(values)]
+    if values.dtype.kind != "O":
+        labels, counts = np.unique(values, return_counts=True)
+        return labels, counts.astype(np.int64)
+    tally: dict[Any, int] = {}
+    for value in values.tolist():
+        if isinstance(value, float) and math.isnan(value):
+            continue
+        try:
+            tally[value] = tally.get(value, 0) + 1
+        except TypeError:  # unhashable
+            continue
+    try:
+        order = sorted(tally)
+    except TypeError:  # labels of several types: a fixed order by type, then by text
+        order = sorted(tally, key=lambda v: (type(v).__name__, repr(v)))
+    labels_out = np.empty(len(order), dtype=object)
+    labels_out[:] = order
+    return labels_out, np.array([tally[v] for v in order], dtype=np.int64)
 
 
 def total_claim(epsilon: float, delta: float, relation: Neighbouring, label: str) -> Claimed:

@@ -4,12 +4,24 @@ Each file has a header row, numeric feature columns, and a final integer ``label
 (the format of the project's shared data folder). Loaders take a path: privkit does not
 depend on any data being present.
 
+The cells are private data. A malformed file is refused with a message that says where
+(the line and the column) and what is wrong, never what the cell holds; a file with a
+header and no rows loads as zero rows, without a warning. Non-finite numbers (``nan``,
+``inf``) in feature columns load as they are: privkit's estimators map such a row to a
+neutral record by their stated rules.
+
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.3.0
+   Errors locate a malformed cell instead of quoting it; zero rows load silently.
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
+import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,13 +31,70 @@ from privkit import _validation as check
 __all__ = ["load_adult", "load_csv"]
 
 
+def _open(file: Path) -> Any:
+    if file.suffix == ".gz":
+        return gzip.open(file, "rt", newline="")
+    return file.open(newline="")
+
+
+def _row(row: int) -> str:
+    return f"row {row} below the header (blank lines not counted)"
+
+
+def _malformed(file: Path) -> Exception:
+    """The error for a file ``np.loadtxt`` could not read: the first line and column
+    that are not a number (or a line with the wrong number of cells), found by reading
+    the file again; the cell's content is never quoted."""
+    owner = "load_csv"
+    try:
+        with _open(file) as handle:
+            rows = csv.reader(handle)
+            width = len(next(rows, []))
+            for row, cells in enumerate((c for c in rows if c), start=1):
+                if len(cells) != width:
+                    return check.fail("path", str(file), "a CSV file whose rows all have "
+                                      f"{width} cells, like its header", owner,
+                                      f"{_row(row)} has {len(cells)}")
+                for column, cell in enumerate(cells, start=1):
+                    try:
+                        float(cell)
+                    except ValueError:
+                        return check.fail("path", str(file), "a CSV file of numbers below "
+                                          "its header", owner, f"{_row(row)}, column "
+                                          f"{column} is not a number")
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error):
+        pass
+    return check.fail("path", str(file), "a readable (gzip) CSV file of numbers with a "
+                      "header line", owner)
+
+
 def load_csv(path: str | Path) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Features and labels of one ``*.csv.gz`` file (last column is the label)."""
+    """Features and labels of one ``*.csv.gz`` (or plain ``*.csv``) file: a header line,
+    then numbers; the last column is the integer label."""
     file = Path(path)
     if not file.is_file():
         raise check.fail("path", str(path), "an existing CSV file", "load_csv")
-    table = np.loadtxt(file, delimiter=",", skiprows=1, dtype=np.float64)
-    return table[:, :-1], table[:, -1].astype(np.int64)
+    try:
+        with _open(file) as handle:
+            width = len(next(csv.reader(handle), []))
+        with warnings.catch_warnings():  # "input contained no data" would reveal n = 0
+            warnings.simplefilter("ignore", UserWarning)
+            table = np.loadtxt(file, delimiter=",", skiprows=1, dtype=np.float64,
+                               ndmin=2)
+    except (ValueError, OSError, EOFError, UnicodeDecodeError, csv.Error):
+        raise _malformed(file) from None
+    if width < 2:
+        raise check.fail("path", str(path), "a CSV file with at least one feature column "
+                         "and a label column", "load_csv")
+    if table.shape[0] == 0:
+        return np.empty((0, width - 1)), np.empty(0, dtype=np.int64)
+    labels = table[:, -1]
+    whole = np.isfinite(labels) & (labels == np.round(labels))
+    if not whole.all():
+        row = int(np.argmin(whole)) + 1
+        raise check.fail("path", str(path), "a CSV file whose last column holds integer "
+                         "labels", "load_csv", f"{_row(row)}, column {width} does not")
+    return table[:, :-1], labels.astype(np.int64)
 
 
 #: Adult's columns (UCI ``adult.names``) in file order, and the public bounds privkit
@@ -61,9 +130,7 @@ def load_adult(folder: str | Path) -> tuple[NDArray[np.float64], NDArray[np.int6
     .. versionchanged:: 0.2.0
        Public bounds replace the data's maxima and largest row norm.
     """
-    import warnings
-
-    from .preprocessing import ClippedValuesWarning, PublicOneHotEncoder, PublicRangeScaler
+    from .preprocessing import PublicOneHotEncoder, PublicRangeScaler
 
     root = Path(folder)
     X_train, y_train = load_csv(root / "adult-train.csv.gz")
@@ -80,11 +147,9 @@ def load_adult(folder: str | Path) -> tuple[NDArray[np.float64], NDArray[np.int6
     norm_bound = float(np.sqrt(len(numeric) + len(categorical)))
 
     def encode(X: NDArray[np.float64]) -> NDArray[np.float64]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ClippedValuesWarning)  # clipping is documented
-            numbers = scaler.fit_transform(X[:, numeric])
         out: NDArray[np.float64] = np.hstack(
-            [numbers, encoder.fit_transform(X[:, categorical])]) / norm_bound
+            [scaler.fit_transform(X[:, numeric]),
+             encoder.fit_transform(X[:, categorical])]) / norm_bound
         return out
 
     return encode(X_train), y_train, encode(X_test), y_test

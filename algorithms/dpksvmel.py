@@ -71,10 +71,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
+from privkit.ledger import Ledger
+from privkit.neighbouring import Neighbouring
 
+from ._audit_case import TranscriptCase
+from ._labels import declared_classes, label_budget, release_label_set
+from ._rows import private_labels, private_rows, query_rows
 from .nystrom import KMeansNystromClassifier
 
 __all__ = ["DPKSVMEL", "DPKSVMELCorrected", "audit_case"]
@@ -92,7 +98,8 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     Parameters
     ----------
     epsilon : float
-        The paper's privacy budget (used by both branches, as in section 4.2).
+        The paper's privacy budget (used by both branches, as in section 4.2); with a
+        private label set, what is left after the label release.
     k : int
         Members averaged in the exponential branch.
     lls : float
@@ -101,11 +108,21 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         SVC's C (LIBSVM default 1).
     gamma : float or None
         RBF gamma (LIBSVM default ``1 / n_features``).
+    classes : array-like of 2 labels, or None
+        The public label set (the algorithm is binary). ``None``: released by
+        :mod:`privkit.algorithms._labels`' stability histogram, which needs ``delta > 0``.
+    delta : float, default 0
+        Used only without ``classes``: the label release's delta.
     random_state : int, Generator or None
 
     Attributes
     ----------
-    svc_ : the trained (non-private) SVC
+    classes_ : ndarray
+        The declared labels, or the released ones (fewer than 2 when the release kept
+        fewer: then no SVM is trained and ``predict`` returns the one label, or refuses
+        when none was released).
+    svc_ : the trained (non-private) SVC, or None when fewer than two of ``classes_``
+        have rows
     support_vectors_ : ndarray
         The released (perturbed) support vectors.
     dual_coef_, intercept_ : released as trained.
@@ -113,8 +130,20 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         "exponential" or "laplace" per support vector.
     guarantee_ : None
         privkit certifies nothing for this algorithm (module docstring); never a number.
-    paper_claim_ : PureDP
-        Theorem 1's claim, ``PureDP(epsilon)``.
+    paper_claim_ : Guarantee
+        Theorem 1's claim, ``PureDP(epsilon)``, composed with the label release's cost
+        when the label set is released (``ApproxDP(epsilon, delta)``).
+
+    Public and private
+    ------------------
+    Public: the parameters above and the number of features; n (replace-one, the
+    paper's setting). privkit certifies nothing for this algorithm, so no row is
+    protected; the rules still keep the transcript free of what the algorithm itself
+    does not release: a record whose label is not in ``classes_`` or with a non-finite
+    entry is removed before the SVM is trained, silently; no message holds a value. It
+    cannot spend on a budget filter (it has no guarantee to spend); use
+    :class:`DPKSVMELCorrected`. Queries to ``predict`` and ``decision_function`` are
+    checked strictly: a non-finite query row is an error.
 
     Notes
     -----
@@ -127,12 +156,15 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """
 
     def __init__(self, *, epsilon: float = 1.0, k: int = 2, lls: float = 0.5, C: float = 1.0,
-                 gamma: float | None = None, random_state: Any = None) -> None:
+                 gamma: float | None = None, classes: Any = None, delta: float = 0.0,
+                 random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.k = k
         self.lls = lls
         self.C = C
         self.gamma = gamma
+        self.classes = classes
+        self.delta = delta
         self.random_state = random_state
 
     def _validated(self) -> tuple[float, int, float]:
@@ -143,27 +175,61 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         check.positive_finite("C", self.C, owner)
         if self.gamma is not None:
             check.positive_finite("gamma", self.gamma, owner)
+        delta = check.delta("delta", self.delta, owner)
+        declared = declared_classes(self.classes, owner)
+        if declared is None:
+            label_budget(eps, delta, stage_uses_delta=False, owner=owner)
+        elif declared.size != 2:
+            raise check.fail("classes", self.classes, "None or 2 labels", owner,
+                             "DPKSVMEL is a binary classifier")
         return eps, k, lls
 
-    def fit(self, X: Any, y: Any) -> DPKSVMEL:
+    def fit(self, X: Any, y: Any, budget_filter: Any = None) -> DPKSVMEL:
+        """Algorithm 1 on the rows whose label is in ``classes_`` (see "Public and
+        private"). ``budget_filter`` is refused: privkit certifies nothing to spend."""
         from sklearn.svm import SVC
 
+        owner = type(self).__name__
         eps, k, lls = self._validated()
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y)
-        gamma = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
-        self.svc_ = SVC(C=self.C, kernel="rbf", gamma=gamma).fit(X, y)
-        self.classes_ = self.svc_.classes_
+        if budget_filter is not None:
+            raise check.fail("budget_filter", budget_filter, "None", owner, "privkit "
+                             "certifies no guarantee for DPKSVMEL, so it has nothing to "
+                             "spend; DPKSVMELCorrected is private")
+        X = private_rows(X, owner)
+        y = private_labels(y, int(X.shape[0]), owner)
         rng = np.random.default_rng(self.random_state)
-        self.support_vectors_, self.branch_ = self.private_support_vectors(X, y, gamma, eps,
-                                                                           k, lls, rng)
-        self.dual_coef_ = self.svc_.dual_coef_.copy()
-        self.intercept_ = self.svc_.intercept_.copy()
-        self.gamma_ = gamma
+        with Ledger():
+            labels = release_label_set(
+                y, classes=declared_classes(self.classes, owner), epsilon=eps,
+                delta=float(self.delta), relation=Neighbouring.REPLACE_ONE, rng=rng,
+                stage_uses_delta=False, owner=owner)
+        if labels.classes.size > 2:
+            raise check.fail("classes", None, "2 labels", owner, "Only binary "
+                             "classification is supported. The released label set has "
+                             f"{labels.classes.size}: declare the two labels")
+        self.classes_ = labels.classes
+        eps_rest = labels.rest(eps, float(self.delta))[0]
+        self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
+        self.n_features_in_ = int(X.shape[1])
         self.guarantee_: Guarantee | None = None
-        self.paper_claim_: Guarantee = PureDP(epsilon=eps)
+        self.paper_claim_: Guarantee | None = labels.guarantee(PureDP(epsilon=eps_rest), 0.0)
+        keep = (labels.codes(y) >= 0) & np.isfinite(X).all(axis=1)
+        Xk, yk = X[keep], y[keep]
+        self.svc_: Any = None
+        self.support_vectors_ = np.empty((0, X.shape[1]))
+        self.branch_ = np.empty(0, dtype=object)
+        self.dual_coef_ = np.empty((1, 0))
+        self.intercept_ = np.zeros(1)
+        present = np.unique(yk)
+        if present.size == 2:
+            self.svc_ = SVC(C=self.C, kernel="rbf", gamma=self.gamma_).fit(Xk, yk)
+            self.support_vectors_, self.branch_ = self.private_support_vectors(
+                Xk, yk, self.gamma_, eps_rest, k, lls, rng)
+            self.dual_coef_ = self.svc_.dual_coef_.copy()
+            self.intercept_ = self.svc_.intercept_.copy()
+        elif present.size == 1 and self.classes_.size == 2:  # the constant classifier
+            self.intercept_ = np.array([1.0 if present[0] == self.classes_[1] else -1.0])
         return self
-
     def groups(self, X: NDArray[np.float64], y: NDArray[Any], gamma: float, lls: float
                ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """For every non-support vector, its group (support-vector index, -1 if discarded)
@@ -201,37 +267,93 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         return out, branch
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:
-        """``sum_j (alpha_j y_j) K(sv_j^private, x) + b`` (the paper's eq. 2)."""
-        A = np.asarray(X, dtype=np.float64)
+        """``sum_j (alpha_j y_j) K(sv_j^private, x) + b`` (the paper's eq. 2) at the query
+        rows (finite, ``n_features_in_`` columns)."""
+        A = query_rows(self, X, "decision_function")
         scores: NDArray[np.float64] = (_rbf(A, self.support_vectors_, self.gamma_)
                                        @ self.dual_coef_[0] + self.intercept_[0])
         return scores
 
     def predict(self, X: Any) -> NDArray[Any]:
+        """The label of each query row: by the sign of :meth:`decision_function`, or the
+        one released label."""
+        check_is_fitted(self)
+        if self.classes_.size < 2:
+            if self.classes_.size == 0:
+                raise check.fail("classes_", "no label", "at least one released label",
+                                 f"{type(self).__name__}.predict", "the label release kept "
+                                 "none: declare classes, or fit on more rows per label")
+            return np.full(len(query_rows(self, X, "predict")), self.classes_[0])
         out: NDArray[Any] = np.where(self.decision_function(X) > 0, self.classes_[1],
                                      self.classes_[0])
         return out
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # the paper's algorithm is binary
+        return tags
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """The paper's claim on its own terms (``claim="paper"``; privkit makes none):
+        two clusters of 22 rows, labels 0 and 1, replace-one. Declared: ``classes=[0,
+        1]`` at epsilon 1 (the algorithm is binary, so the new label 2 lies outside the
+        declared set and its record is removed). Released: epsilon 20 and delta 1e-5, so
+        that the label release (at epsilon 2) keeps labels held by 22 rows. The
+        worst-case pair is :func:`audit_case`'s."""
+        X, y, target = _audit_data(18)
+        moved = X.copy()
+        moved[target] += 0.01
+        if declare_classes:
+            estimator, eps, delta = cls(epsilon=1.0, classes=[0, 1]), 1.0, 0.0
+        else:
+            estimator, eps, delta = cls(epsilon=20.0, delta=1e-5), 20.0, 1e-5
+        return TranscriptCase(
+            estimator=estimator, X=X, y=y, relation=Neighbouring.REPLACE_ONE, epsilon=eps,
+            delta=delta, record=np.array([0.9, 1.1]), label=1, new_label=2,
+            at_bound=np.array([1.5, 1.5]), beyond_bound=np.array([40.0, 40.0]),
+            probes=np.array([[1.0, 1.0], [-1.0, -1.0], [0.0, 0.0], [1.0, -1.0]]),
+            worst_case=((X, y), (moved, y)), claim="paper")
 
 
 class DPKSVMELCorrected(KMeansNystromClassifier):
     """The nearest epsilon-DP variant of DPKSVMEL (module docstring, with the proof).
 
     :class:`~privkit.algorithms.nystrom.KMeansNystromClassifier` with the paper's kernel
-    (RBF, gamma = 1 / n_features), pure DP (Laplace DPLloyd, ``delta = 0``) and output
-    perturbation; ``n_components`` plays the role of the number of released support
-    points. ``paper_claim_`` is the paper's ``PureDP(epsilon)`` and ``guarantee_`` is
-    privkit's for what ran; they agree.
+    (RBF, gamma = 1 / n_features), a pure-DP stage (Laplace DPLloyd and output
+    perturbation) and ``n_components`` playing the role of the number of released
+    support points. ``paper_claim_`` is the paper's ``PureDP(epsilon)``; ``guarantee_``
+    is privkit's for what ran, and they agree when ``classes`` is declared.
+
+    Public and private
+    ------------------
+    As :class:`~privkit.algorithms.nystrom.KMeansNystromClassifier`. The label set is
+    public when ``classes`` is given (then the whole model is pure epsilon-DP, as the
+    paper's claim); without it, it is released privately at ``LABEL_SHARE`` of epsilon
+    and at ``delta``, which must then be > 0 (a label set cannot be released under pure
+    DP), and the stage stays pure at the rest: ``(epsilon, delta)``-DP end to end.
     """
 
-    def __init__(self, n_components: int = 16, *, epsilon: float = 1.0,
-                 data_radius: float = 1.0, n_iter: int = 3, count_share: float = 0.2,
-                 kmeans_share: float = 0.5, regularization: float = 1e-2,
-                 huber_h: float = 0.5, tol: float = 1e-8, random_state: Any = None) -> None:
-        super().__init__(n_components, epsilon=epsilon, delta=0.0, kernel="rbf",
-                         data_radius=data_radius, n_iter=n_iter, count_share=count_share,
-                         kmeans_share=kmeans_share, learner="output",
-                         regularization=regularization, huber_h=huber_h, tol=tol,
-                         random_state=random_state)
+    def __init__(self, n_components: int = 16, *, epsilon: float = 1.0, delta: float = 0.0,
+                 classes: Any = None, data_radius: float = 1.0, n_iter: int = 3,
+                 count_share: float = 0.2, kmeans_share: float = 0.5,
+                 regularization: float = 1e-2, huber_h: float = 0.5, tol: float = 1e-8,
+                 random_state: Any = None) -> None:
+        super().__init__(n_components, epsilon=epsilon, delta=delta, classes=classes,
+                         kernel="rbf", data_radius=data_radius, n_iter=n_iter,
+                         count_share=count_share, kmeans_share=kmeans_share,
+                         learner="output", regularization=regularization, huber_h=huber_h,
+                         tol=tol, random_state=random_state)
+
+    def _stage_uses_delta(self) -> bool:
+        return False
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """:meth:`KMeansNystromClassifier.transcript_case` with the paper's kernel (gamma
+        = 1/2) and a pure stage: declared, ``classes=[0, 1, 2]`` at epsilon 1 and delta 0;
+        released, epsilon 20 and delta 1e-5 (the label release's)."""
+        return cls._case(declare_classes, {}, delta=0.0)
 
 
 def _audit_data(k: int) -> tuple[NDArray[np.float64], NDArray[np.int64], int]:
@@ -262,7 +384,7 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
 
     k = 2
     X, y, target = _audit_data(k)
-    model = DPKSVMEL(epsilon=epsilon, k=k, lls=0.5)
+    model = DPKSVMEL(epsilon=epsilon, k=k, lls=0.5, classes=[0, 1])
     eps, k, lls = model._validated()
     first = np.column_stack([X, y])
     second = first.copy()
@@ -273,7 +395,8 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     def prepared(rows: NDArray[np.float64]) -> tuple[DPKSVMEL, NDArray[np.float64]]:
         key = rows.tobytes()
         if key not in cache:
-            m = DPKSVMEL(epsilon=eps, k=k, lls=lls).fit(rows[:, :2], rows[:, 2].astype(int))
+            m = DPKSVMEL(epsilon=eps, k=k, lls=lls, classes=[0, 1]).fit(
+                rows[:, :2], rows[:, 2].astype(int))
             others = [i for i in range(len(rows)) if i != target]
             means = np.array([(x_orig + rows[list(c), :2].sum(0)) / k
                               for c in combinations(others, k - 1)])

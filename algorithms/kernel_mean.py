@@ -21,7 +21,7 @@ Three feature maps (``feature_map``)
 * ``"kmeans_nystrom"``: DP K-means (:class:`~privkit.algorithms.kmeans.DPKMeans`) on the
   same private data spends ``kmeans_share`` of the budget, then the Nyström map of the
   private centroids (post-processing); ``||phi(x)|| <= kappa`` (see
-  :mod:`privkit.algorithms.nystrom`).
+  :mod:`privkit.algorithms.nystrom_map`).
 * ``"nystrom"``: a Nyström map on landmarks that the caller passes as ``landmarks`` and
   declares **public**. A uniform subsample of the private data is *not* public: the
   landmarks are part of the released map (Williams and Seeger's map needs them to
@@ -33,6 +33,9 @@ Three feature maps (``feature_map``)
 Sensitivity (the proof)
 -----------------------
 Every map has a public bound ``B >= sup_x ||phi(x)||_2`` that does not depend on the data.
+A row with a non-finite entry (or whose features overflow) is the *null record*: under
+add-remove it is removed (in neither the sum nor the count), under replace-one its
+feature vector is 0, inside the bound B, so both proofs below cover it.
 
 * ``relation="replace_one"`` (n is public, as under bounded DP): replacing ``x`` by ``x'``
   moves the mean by ``(phi(x') - phi(x)) / n``, so ``Delta_2 = 2B / n`` (attained by two
@@ -51,38 +54,14 @@ Laplace noise gives pure epsilon-DP with the epsilon split linearly. The plan is
 ``Sequential(PostProcess(DP K-means), mean blocks)`` (or the mean blocks alone) and
 ``guarantee_`` is privkit's tightest accountant on it.
 
-The private MMD test
---------------------
-:func:`private_mmd_test` releases the private means ``m~_X`` and ``m~_Y`` of two private
-samples (replace-one, sizes m and n public) through a *data-independent* feature map and
-rejects ``P = Q`` when ``T = ||m~_X - m~_Y||_2`` exceeds a threshold c that accounts for
-both the sampling and the privacy noise:
-
-1. sampling: under ``P = Q`` with i.i.d. samples, ``E ||m_X - m_Y||^2
-   = (1/m + 1/n)(E||phi||^2 - ||E phi||^2) <= B^2 (1/m + 1/n)``, and ``||m_X - m_Y||``
-   changes by at most ``2B/m`` (``2B/n``) when one x (y) changes, so McDiarmid's
-   inequality gives ``||m_X - m_Y|| <= t_0 = B sqrt(1/m + 1/n) (1 + sqrt(2 log(1/a_1)))``
-   with probability >= ``1 - a_1``. This is the bound of A. Gretton, K. Borgwardt,
-   M. Rasch, B. Schölkopf, A. Smola, "A kernel two-sample test" (JMLR 2012), Theorem 7 /
-   Corollary 9 (their ``m = n`` case is ``sqrt(2K/m)(1 + sqrt(2 log 1/alpha))``).
-2. noise: ``E = E_X - E_Y ~ N(0, s^2 I_D)`` with ``s^2 = s_X^2 + s_Y^2`` is independent
-   of the data; for any fixed a with ``||a|| <= t_0``, ``||a + E||^2 / s^2`` is
-   noncentral chi-square with D degrees of freedom and noncentrality ``||a||^2 / s^2``,
-   which is stochastically increasing in the noncentrality (N. Johnson, S. Kotz,
-   N. Balakrishnan, *Continuous univariate distributions* vol. 2, ch. 29), so
-   ``c = s sqrt(ncx2.ppf(1 - a_2, D, t_0^2 / s^2))`` is exceeded with probability
-   ``<= a_2``.
-
-By the union bound the level is at most ``alpha = a_1 + a_2`` for every sample size and
-every privacy level, up to the discretisation that the floating-point-safe ``release``
-applies to the Gaussian noise (the test is conservative: McDiarmid's bound is not
-tight). The feature map must not depend on X or Y (RFF, or Nyström on public landmarks, or on a
-K-means fit to *other* private data): a map fitted on the two samples breaks the i.i.d.
-argument. A permutation test would need the private data at test time and its
-permutation distribution does not include the noise; it is not used. Only Gaussian noise
-is supported for the test (its threshold needs the noise's norm law in closed form).
+The private MMD two-sample test built on these means is in
+:mod:`privkit.algorithms.mmd_test`.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   The null record for non-finite rows (they raised with the noiseless sums in the
+   message), zero rows under add-remove, ``budget_filter``, strict ``witness`` queries,
+   ``transcript_case``; the MMD test moved to :mod:`privkit.algorithms.mmd_test`.
 """
 
 from __future__ import annotations
@@ -91,7 +70,6 @@ import functools
 import math
 from typing import Any
 
-import attrs
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
@@ -99,23 +77,24 @@ from sklearn.base import BaseEstimator
 from privkit import _validation as check
 from privkit.accountants import tightest
 from privkit.conversions import gdp_mu_for_approx_dp
-from privkit.guarantees import GDP, Guarantee, PureDP
+from privkit.guarantees import GDP, ApproxDP, Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.mechanisms import Gaussian, Laplace
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
-from privkit.plan import Block, Parallel, PostProcess, Sequential
+from privkit.plan import Block, PostProcess, Sequential
 
-from .kmeans import DPKMeans, is_dask_array, row_block_sums
-from .nystrom import Kernel, NystromMap
+from ._audit_case import TranscriptCase
+from ._rows import private_rows, query_rows
+from ._spend import charge
+from .kmeans import DPKMeans, certified, row_block_sums
+from .nystrom_map import Kernel, NystromMap
 from .random_features import RandomFourierFeatures
 
 __all__ = [
-    "MMDTestResult",
     "PrivateKernelMean",
+    "feature_sums",
     "kme_distance",
     "mean_sensitivities",
-    "mmd_null_threshold",
-    "private_mmd_test",
 ]
 
 _OWNER = "PrivateKernelMean"
@@ -149,17 +128,29 @@ def mean_sensitivities(norm_bound: float, n_components: int, *, n_samples: int |
 
 
 def _feature_sums(block: NDArray[Any], transform: Any) -> NDArray[np.float64]:
-    """One row block's feature sum and row count, as a (D + 1,) array."""
-    F = np.asarray(transform(np.asarray(block, dtype=np.float64)), dtype=np.float64)
+    """One row block's feature sum and count of non-null rows, as a (D + 1,) array.
+
+    A row with a non-finite entry, or whose features are not finite, is the null record
+    (module docstring): it is never passed to ``transform`` (a zero row is, in its place)
+    and adds nothing to the sum or the count."""
+    rows = np.asarray(block, dtype=np.float64)
+    ok = np.asarray(np.isfinite(rows).all(axis=1))
+    if not ok.all():
+        rows = np.where(ok[:, None], rows, 0.0)
+    F = np.array(transform(rows), dtype=np.float64)
+    ok &= np.isfinite(F).all(axis=1)
+    if not ok.all():
+        F[~ok] = 0.0
     out: NDArray[np.float64] = np.empty(F.shape[1] + 1)
     out[:-1] = F.sum(axis=0)
-    out[-1] = F.shape[0]
+    out[-1] = np.count_nonzero(ok)
     return out
 
 
 def feature_sums(X: Any, transform: Any, chunk_size: int) -> NDArray[np.float64]:
-    """``[sum_i phi(x_i), n]`` over row blocks, numpy or dask alike (block order, so both
-    give bit-identical sums: :func:`~privkit.algorithms.kmeans.row_block_sums`)."""
+    """``[sum_i phi(x_i), number of non-null rows]`` over row blocks, numpy or dask alike
+    (block order, so both give bit-identical sums:
+    :func:`~privkit.algorithms.kmeans.row_block_sums`)."""
     return row_block_sums(X, functools.partial(_feature_sums, transform=transform),
                           chunk_size)
 
@@ -215,9 +206,27 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
     noise_scale_ : float
         The standard deviation of the mean's noise per coordinate (replace-one), or of
         the sum's noise (add-remove).
+    n_samples_ : float
+        The public n (replace-one) or the released noisy count (add-remove).
+    kmeans_ : DPKMeans
+        The private centroids' fit (``feature_map="kmeans_nystrom"`` only).
     plan_, guarantee_, ledger_, paper_claim_
         ``paper_claim_``: Balog et al.'s (epsilon, delta) for ``"rff"`` with Gaussian
         noise, the poster's epsilon for ``"kmeans_nystrom"``, else None.
+
+    Public and private
+    ------------------
+    Public: every parameter above (the landmarks of ``feature_map="nystrom"`` included,
+    which is why they must never be rows of the private data), the bound r and the
+    feature bound B it implies, the number of features, the random features (drawn from
+    ``random_state`` only) and, under ``relation="replace_one"`` only, n (the noise scale
+    is ``2B/n``). Private: the rows, and n under ``"add_remove"``, where it is released
+    as a noisy count. The embedding, the count and the K-means centroids are noisy
+    releases; every other attribute is a function of the parameters. Rows beyond r are
+    clipped silently, a row with a non-finite entry is the null record (module
+    docstring), and fit succeeds under add-remove on any number of rows, zero included
+    (replace-one needs n >= 1: n is public there). ``witness`` queries are not private:
+    a non-finite query row is an error.
 
     Examples
     --------
@@ -318,9 +327,10 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
                         data_radius=self.data_radius, noise=noise, relation=relation.value,
                         chunk_size=self.chunk_size, random_state=seed)
 
-    def mean_blocks(self, *, n_samples: int, n_features: int
+    def mean_blocks(self, *, n_samples: int | None, n_features: int
                     ) -> tuple[Gaussian | Laplace, Gaussian | Laplace | None]:
-        """The mean's mechanisms: ``(mean, None)`` (replace-one) or ``(sum, count)``."""
+        """The mean's mechanisms: ``(mean, None)`` (replace-one, for the public
+        ``n_samples``) or ``(sum, count)`` (add-remove, ``n_samples`` unused)."""
         relation, eps, dlt = self._validate()
         _, share = self._budgets()
         norm = Norm.L2 if self.noise == "gaussian" else Norm.L1
@@ -341,62 +351,77 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         return a, b
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
-        """``Sequential(PostProcess(DP K-means), mean [, count])`` or the mean blocks."""
+        """``Sequential(PostProcess(DP K-means), mean [, count])`` or the mean blocks
+        (``n_samples`` enters only under replace-one, where it is public)."""
         n = check.positive_int("n_samples", n_samples, "plan")
-        d = check.positive_int("n_features", n_features, "plan")
-        a, b = self.mean_blocks(n_samples=n, n_features=d)
+        return self._plan(n, check.positive_int("n_features", n_features, "plan"))
+
+    def _plan(self, n_samples: int | None, n_features: int) -> Block:
+        a, b = self.mean_blocks(n_samples=n_samples, n_features=n_features)
         mean: Block = a if b is None else Sequential(a, b)
         if self.feature_map != "kmeans_nystrom":
             return mean
-        km = self._kmeans(None).plan(n_samples=n, n_features=d)
+        km = self._kmeans(None)._plan(n_features)
         return Sequential(PostProcess(km, "Nyström map of the private centroids"), mean)
+
+    def _public_map(self, n_features: int, seed: Any) -> Any:
+        """The feature map when it does not depend on the data (``"rff"``, ``"nystrom"``);
+        ``None`` for ``"kmeans_nystrom"``."""
+        if self.feature_map == "rff":
+            gamma = 1.0 / n_features if self.gamma is None else float(self.gamma)
+            return _RFFMap(self.n_components, gamma, n_features, seed)
+        if self.feature_map == "nystrom":
+            landmarks = np.asarray(self.landmarks, dtype=np.float64)
+            if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
+                raise check.fail("landmarks", f"an array of shape {landmarks.shape}",
+                                 f"a (K, {n_features}) array (the data's features)", _OWNER)
+            return NystromMap(landmarks, self._kernel(), data_radius=self.data_radius,
+                              chunk_size=self.chunk_size)
+        return None
 
     # -- fitting ------------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any = None) -> PrivateKernelMean:
-        """Release the private mean embedding of X (numpy or dask, n x d); y is ignored."""
-        if not is_dask_array(X):
-            X = np.asarray(X, dtype=np.float64)
-        if len(X.shape) != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-            raise check.fail("X", f"an array of shape {X.shape}",
-                             "a non-empty 2-D array (n_samples, n_features)", _OWNER)
+    def fit(self, X: Any, y: Any = None, budget_filter: Any = None) -> PrivateKernelMean:
+        """Release the private mean embedding of X (numpy or dask, n x d); y is ignored.
+
+        ``budget_filter``: a :class:`~privkit.BudgetFilter`; the plan is spent on it
+        before any noise is drawn (refused with nothing run if it does not fit).
+        """
+        X = private_rows(X, _OWNER)
         n, d = (int(v) for v in X.shape)
-        plan = self.plan(n_samples=n, n_features=d)
-        first, count = self.mean_blocks(n_samples=n, n_features=d)
+        relation, _, _ = self._validate()
+        public_n = n if relation is Neighbouring.REPLACE_ONE else None
+        if public_n == 0:
+            raise check.fail("X", "no rows", "at least one row under relation="
+                             "'replace_one' (n is public there)", _OWNER)
+        plan = self._plan(public_n, d)
+        first, count = self.mean_blocks(n_samples=public_n, n_features=d)
         seeds = np.random.SeedSequence(self.random_state).spawn(3)
+        fmap = self._public_map(d, np.random.default_rng(seeds[0]))
+        charge(self, plan, budget_filter,
+               delta=float(self.delta) if self.noise == "gaussian" else None)
         rng = np.random.default_rng(seeds[2])
         with Ledger() as ledger:
-            fmap: Any
-            if self.feature_map == "rff":
-                gamma = 1.0 / d if self.gamma is None else float(self.gamma)
-                fmap = _RFFMap(self.n_components, gamma, d, np.random.default_rng(seeds[0]))
-            elif self.feature_map == "nystrom":
-                fmap = NystromMap(np.asarray(self.landmarks, dtype=np.float64), self._kernel(),
-                                  data_radius=self.data_radius, chunk_size=self.chunk_size)
-            else:
+            if fmap is None:
                 km = self._kmeans(np.random.default_rng(seeds[1])).fit(X)
                 self.kmeans_ = km
                 fmap = NystromMap(km.cluster_centers_, self._kernel(),
                                   data_radius=self.data_radius, chunk_size=self.chunk_size)
             stats = feature_sums(X, fmap.transform, self.chunk_size)
-            sums = stats[:-1]
             if count is None:
                 self.embedding_: NDArray[np.float64] = np.asarray(
-                    first.release(sums / n, rng=rng), dtype=np.float64)
+                    first.release(stats[:-1] / n, rng=rng), dtype=np.float64)
                 self.n_samples_: float = float(n)
             else:
-                noisy_sum = np.asarray(first.release(sums, rng=rng), dtype=np.float64)
-                noisy_n = float(np.asarray(count.release(stats[-1], rng=rng)))
-                self.n_samples_ = noisy_n
-                self.embedding_ = noisy_sum / max(noisy_n, 1.0)
+                noisy_sum = np.asarray(first.release(stats[:-1], rng=rng), dtype=np.float64)
+                self.n_samples_ = float(np.asarray(count.release(stats[-1], rng=rng)))
+                self.embedding_ = noisy_sum / max(self.n_samples_, 1.0)
         self.feature_map_ = fmap
         self.noise_scale_ = float(first.noise_scale)
         self.n_features_in_ = d
         self.plan_ = plan
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = tightest(plan, delta=self.delta).guarantee
-        from privkit.guarantees import ApproxDP
-
+        self.guarantee_: Guarantee = certified(plan, float(self.delta))
         claim: Guarantee | None = None
         if self.feature_map == "rff" and self.noise == "gaussian":
             claim = ApproxDP(epsilon=self.epsilon, delta=self.delta)
@@ -407,11 +432,26 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         return self
 
     def witness(self, X: Any) -> NDArray[np.float64]:
-        """The released embedding evaluated at the rows of X: ``<m~, phi(x)>``, the private
-        estimate of ``(1/n) sum_i k(x_i, x)``."""
-        F = np.asarray(self.feature_map_.transform(np.asarray(X, dtype=np.float64)))
+        """The released embedding evaluated at the query rows of X: ``<m~, phi(x)>``, the
+        private estimate of ``(1/n) sum_i k(x_i, x)``. Queries are not private: rows
+        must be finite, with ``n_features_in_`` columns."""
+        Q = query_rows(self, X, "witness")
+        F = np.asarray(self.feature_map_.transform(Q))
         out: NDArray[np.float64] = F @ self.embedding_
         return out
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """24 rows in the unit disc, 8 random Fourier features, under add-remove (the
+        row count is private and released as a noisy count); ``declare_classes`` does
+        not apply."""
+        X = np.random.default_rng(2018).uniform(-0.6, 0.6, size=(24, 2))
+        estimator = cls(8, epsilon=1.0, delta=1e-5, gamma=1.0, relation="add_remove")
+        return TranscriptCase(
+            estimator=estimator, X=X, y=None, relation=Neighbouring.ADD_REMOVE,
+            epsilon=1.0, delta=1e-5, record=np.array([0.3, -0.2]),
+            at_bound=np.array([1.0, 0.0]), beyond_bound=np.array([40.0, 0.0]),
+            probes=np.array([[0.5, 0.5], [-0.5, -0.5], [0.0, 0.0], [0.9, -0.1]]))
 
 
 def kme_distance(embedding: NDArray[np.float64], feature_map: Any, X: NDArray[np.float64],
@@ -437,107 +477,6 @@ def kme_distance(embedding: NDArray[np.float64], feature_map: Any, X: NDArray[np
         total += float(kernel(X[i:i + chunk_size], X).sum())
     sq = float(v @ v) - 2.0 * float(v @ phi_bar) + total / n**2
     return math.sqrt(max(sq, 0.0))
-
-
-# -- the private MMD test ------------------------------------------------------------------------
-
-
-def mmd_null_threshold(*, norm_bound: float, n_x: int, n_y: int, noise_std: float,
-                       n_components: int, alpha: float = 0.05, noise_alpha_share: float = 0.5
-                       ) -> float:
-    """The rejection threshold c for ``||m~_X - m~_Y||`` (module docstring, steps 1-2).
-
-    ``t_0 = B sqrt(1/m + 1/n) (1 + sqrt(2 log(1 / a_1)))`` (McDiarmid; Gretton et al.
-    2012, Theorem 7) and ``c = s sqrt(ncx2.ppf(1 - a_2, D, t_0^2 / s^2))`` with
-    ``a_2 = noise_alpha_share * alpha``, ``a_1 = alpha - a_2``; for ``s = 0``, ``c = t_0``.
-    """
-    from scipy.stats import ncx2
-
-    owner = "mmd_null_threshold"
-    b = check.positive_finite("norm_bound", norm_bound, owner)
-    m = check.positive_int("n_x", n_x, owner)
-    n = check.positive_int("n_y", n_y, owner)
-    s = check.nonnegative_finite("noise_std", noise_std, owner)
-    d = check.positive_int("n_components", n_components, owner)
-    a = check.open_unit("alpha", alpha, owner)
-    share = check.open_unit("noise_alpha_share", noise_alpha_share, owner)
-    a2 = share * a if s > 0 else 0.0
-    a1 = a - a2
-    t0 = b * math.sqrt(1.0 / m + 1.0 / n) * (1.0 + math.sqrt(2.0 * math.log(1.0 / a1)))
-    if s == 0:
-        return t0
-    return s * math.sqrt(float(ncx2.ppf(1.0 - a2, d, (t0 / s) ** 2)))
-
-
-@attrs.frozen(kw_only=True)
-class MMDTestResult:
-    """The released statistic, the threshold, the decision and the privacy accounting."""
-
-    statistic: float
-    threshold: float
-    reject: bool
-    alpha: float
-    embedding_x: NDArray[np.float64] = attrs.field(eq=False, repr=False)
-    embedding_y: NDArray[np.float64] = attrs.field(eq=False, repr=False)
-    noise_std: float
-    plan: Block = attrs.field(eq=False)
-    delta: float
-
-    @property
-    def guarantee(self) -> Guarantee:
-        """privkit's tightest accountant on ``plan`` (computed on demand)."""
-        return tightest(self.plan, delta=self.delta).guarantee
-
-
-def private_mmd_test(X: Any, Y: Any, feature_map: Any, *, epsilon: float, delta: float,
-                     alpha: float = 0.05, noise_alpha_share: float = 0.5,
-                     chunk_size: int = 65536, random_state: Any = None) -> MMDTestResult:
-    """A private two-sample test of ``P = Q`` from two private samples X ~ P, Y ~ Q.
-
-    Each sample's feature mean is released by the Gaussian mechanism at
-    ``(epsilon, delta)`` (replace-one, sensitivity ``2B/m`` and ``2B/n``); X and Y are
-    disjoint datasets, so the plan is ``Parallel(mean_X, mean_Y)`` and each person's
-    guarantee is ``(epsilon, delta)``. ``feature_map`` (``transform``, ``norm_bound``,
-    ``n_components``) must not depend on X or Y. The level is at most ``alpha`` for all
-    sample sizes (module docstring); the statistic, the threshold and the decision are
-    post-processing of the two released means.
-    """
-    owner = "private_mmd_test"
-    eps = check.positive_finite("epsilon", epsilon, owner)
-    dlt = check.open_unit("delta", delta, owner)
-    check.open_unit("alpha", alpha, owner)
-    for name in ("transform", "norm_bound", "n_components"):
-        if not hasattr(feature_map, name):
-            raise check.fail("feature_map", feature_map, "a fitted map with transform, "
-                             "norm_bound and n_components (NystromMap, RFF map)", owner)
-    b = float(feature_map.norm_bound)
-    dim = int(feature_map.n_components)
-    mu = gdp_mu_for_approx_dp(eps, dlt)
-    rng = np.random.default_rng(random_state)
-    means, blocks = [], []
-    with Ledger():
-        for name, data in (("X", X), ("Y", Y)):
-            if not is_dask_array(data):
-                data = np.asarray(data, dtype=np.float64)
-            if len(data.shape) != 2 or data.shape[0] < 1:
-                raise check.fail(name, f"an array of shape {data.shape}", "a non-empty 2-D "
-                                 "array", owner)
-            n = int(data.shape[0])
-            sens, _ = mean_sensitivities(b, dim, n_samples=n, relation="replace_one",
-                                         norm=Norm.L2)
-            block = Gaussian.for_gdp(mu, sensitivity=sens)
-            stats = feature_sums(data, feature_map.transform, chunk_size)
-            means.append(np.asarray(block.release(stats[:-1] / n, rng=rng), dtype=np.float64))
-            blocks.append(block)
-    s = math.hypot(blocks[0].noise_scale, blocks[1].noise_scale)
-    threshold = mmd_null_threshold(norm_bound=b, n_x=int(X.shape[0]), n_y=int(Y.shape[0]),
-                                   noise_std=s, n_components=dim, alpha=alpha,
-                                   noise_alpha_share=noise_alpha_share)
-    stat = float(np.linalg.norm(means[0] - means[1]))
-    plan = Parallel(blocks[0], blocks[1])
-    return MMDTestResult(statistic=stat, threshold=threshold, reject=stat > threshold,
-                         alpha=float(alpha), embedding_x=means[0], embedding_y=means[1],
-                         noise_std=s, plan=plan, delta=dlt)
 
 
 def audit_case(epsilon: float, delta: float = 1e-5) -> Any:

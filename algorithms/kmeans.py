@@ -20,8 +20,10 @@ iterations is small and fixed in advance, which is what privkit does.
 
 Privacy (the proof)
 -------------------
-Records are clipped onto the public L2 ball of radius ``r = data_radius`` (a per-record
-map; nothing is read from the data). Given the public centroids, iteration t releases
+Records are clipped onto the public L2 ball of radius ``r = data_radius``, and a record
+with a non-finite entry is the *null record*, which joins no cluster and adds nothing to
+any sum or count (both per-record maps; nothing is read from the data). Given the public
+centroids, iteration t releases
 
 * ``S = (sum_{x in C_1} x, ..., sum_{x in C_K} x)`` (a K x d matrix), and
 * ``N = (|C_1|, ..., |C_K|)``.
@@ -29,8 +31,10 @@ map; nothing is read from the data). Given the public centroids, iteration t rel
 Replacing one record x (in cluster a) by x' (in cluster b) changes S by ``-x`` in row a
 and ``+x'`` in row b: L2 norm ``sqrt(||x||^2 + ||x'||^2) <= sqrt(2) r`` if a != b and
 ``||x' - x|| <= 2r`` if a = b, so ``Delta_2(S) = 2r``; N changes by -1 and +1 in two
-coordinates, ``Delta_2(N) = sqrt(2)``. Under ADD_REMOVE: ``Delta_2(S) = r``,
-``Delta_2(N) = 1``. With Gaussian noise (the default) each release is a Gaussian mechanism
+coordinates, ``Delta_2(N) = sqrt(2)``. Replacing a record by the null record changes S by
+``||x|| <= r`` and N by 1, within both bounds. Under ADD_REMOVE: ``Delta_2(S) = r``,
+``Delta_2(N) = 1`` (the null record is the removed one). With Gaussian noise (the
+default) each release is a Gaussian mechanism
 of these sensitivities, hence mu-GDP (Dong, Roth, Su, "Gaussian differential privacy",
 JRSS-B 2022, Theorem 2.7), and the T iterations are T adaptive repetitions: the plan is
 ``Repeat(Sequential(sum block, count block), T)``, composed by privkit's accountants
@@ -51,13 +55,16 @@ cluster and a single machine give bit-identical statistics, hence (with the nois
 on the client from the same seed) the same model.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   A row with a non-finite entry is the null record (it raised with the noiseless sums in
+   the message); ``fit`` takes ``budget_filter`` and accepts zero rows; ``predict``
+   refuses non-finite query rows; ``transcript_case``.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -68,16 +75,21 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from privkit import _validation as check
 from privkit.accountants import tightest
 from privkit.conversions import gdp_mu_for_approx_dp
-from privkit.guarantees import Guarantee
+from privkit.guarantees import Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.mechanisms import Gaussian, Laplace
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Repeat, Sequential
 
+from ._audit_case import TranscriptCase
+from ._rows import is_dask_array, private_rows, query_rows
+from ._spend import charge
+
 __all__ = [
     "DPKMeans",
     "ball_factors",
     "block_statistics",
+    "certified",
     "clip_to_ball",
     "is_dask_array",
     "kmeans_sensitivities",
@@ -94,24 +106,42 @@ SUB_BLOCK = 4096
 # -- data access: the only functions that touch records --------------------------------------
 
 
-def is_dask_array(X: Any) -> bool:
-    """True for a ``dask.array.Array`` (without importing dask when it is not loaded)."""
-    da = sys.modules.get("dask.array")
-    return da is not None and isinstance(X, da.Array)
+def _row_factors(X: NDArray[np.float64], radius: float
+                 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """``(min(1, r / ||x||) per row, which rows are finite)``; 0 for a non-finite row.
 
-
-def clip_to_ball(X: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
-    """Rows scaled back onto the L2 ball of the public ``radius`` (rows inside unchanged)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    factor = np.minimum(1.0, radius / np.maximum(norms, 1e-300))
-    out: NDArray[np.float64] = X * factor[:, None]
-    return out
+    The squared norms come from one pass; a row whose squared norm overflows (finite
+    entries, norm above 1e154) is measured again after scaling by its largest entry, so
+    it is clipped onto the ball like any other."""
+    sq = np.einsum("ij,ij->i", X, X)
+    factor: NDArray[np.float64] = np.minimum(1.0, radius / np.maximum(np.sqrt(sq), 1e-300))
+    ok = np.isfinite(sq)
+    if ok.all():
+        return factor, ok
+    bad = np.flatnonzero(~ok)
+    rows = X[bad]
+    finite = np.isfinite(rows).all(axis=1)
+    factor[bad] = 0.0
+    if finite.any():  # overflowing norms of finite rows: ||x|| = m ||x / m||
+        big = rows[finite]
+        scale = np.abs(big).max(axis=1)
+        factor[bad[finite]] = np.minimum(1.0, (radius / scale)
+                                         / np.linalg.norm(big / scale[:, None], axis=1))
+        ok[bad[finite]] = True
+    return factor, ok
 
 
 def ball_factors(X: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
-    """The per-row factors ``min(1, r / ||x||)`` of :func:`clip_to_ball` (no copy of X)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    out: NDArray[np.float64] = np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+    """The per-row factors ``min(1, r / ||x||)`` of :func:`clip_to_ball` (no copy of X);
+    0 for a row with a non-finite entry."""
+    return _row_factors(X, radius)[0]
+
+
+def clip_to_ball(X: NDArray[np.float64], radius: float) -> NDArray[np.float64]:
+    """Rows scaled back onto the L2 ball of the public ``radius`` (rows inside unchanged);
+    a row with a non-finite entry becomes the zero row."""
+    factor, ok = _row_factors(X, radius)
+    out: NDArray[np.float64] = np.where(ok[:, None], X, 0.0) * factor[:, None]
     return out
 
 
@@ -120,18 +150,24 @@ def block_statistics(X: NDArray[Any], centroids: NDArray[np.float64], radius: fl
     """One row block's per-cluster sums and counts, as a K x (d + 1) array.
 
     Rows are clipped to the ball of radius ``radius``, assigned to the nearest centroid
-    (ties to the lowest index) and summed; the last column holds the counts.
+    (ties to the lowest index) and summed; the last column holds the counts. A row with a
+    non-finite entry is the null record (module docstring): in no sum and no count.
 
     The clipped rows ``z_i = f_i x_i`` are never formed: the squared distance to ``c`` up
     to the row's own constant is ``|c|^2 - 2 f_i <x_i, c>``, one BLAS product ``X C^T``
     scaled by row, and the sums are ``sum_i f_i x_i``, a sparse (K x m) one-hot matrix
-    holding the factors times X. Same statistics as clipping first, without an m x d copy.
+    holding the factors times X. Same statistics as clipping first, without an m x d copy
+    (X is copied only when it holds a non-finite entry, to zero those rows).
     """
     from scipy import sparse
 
     Z = np.asarray(X, dtype=np.float64)
     k = centroids.shape[0]
-    factor = ball_factors(Z, radius)
+    factor, ok = _row_factors(Z, radius)
+    weight: NDArray[np.float64] | None = None
+    if not ok.all():
+        Z = np.where(ok[:, None], Z, 0.0)
+        weight = ok.astype(np.float64)
     c_sq = np.einsum("ij,ij->i", centroids, centroids)[None, :]
     m = Z.shape[0]
     labels = np.empty(m, dtype=np.intp)
@@ -143,7 +179,7 @@ def block_statistics(X: NDArray[Any], centroids: NDArray[np.float64], radius: fl
     onehot = sparse.csr_matrix((factor, (labels, np.arange(m))), shape=(k, m))
     stats: NDArray[np.float64] = np.empty((k, Z.shape[1] + 1))
     stats[:, :-1] = onehot @ Z
-    stats[:, -1] = np.bincount(labels, minlength=k)
+    stats[:, -1] = np.bincount(labels, weights=weight, minlength=k)
     return stats
 
 
@@ -153,17 +189,19 @@ def row_block_sums(X: Any, function: Callable[[NDArray[Any]], NDArray[np.float64
 
     The blocks are rows ``[i * chunk_size, (i + 1) * chunk_size)`` in both cases (a dask
     array is rechunked to them), and the partial results are added in the same order on
-    the client, so both give bit-identical results.
+    the client, so both give bit-identical results. With no rows, ``function`` sees one
+    empty block.
     """
     n = X.shape[0]
-    if is_dask_array(X):
+    if is_dask_array(X) and n > 0:
         from dask.base import compute
         from dask.delayed import delayed
 
         blocks = X.rechunk((chunk_size, X.shape[1])).to_delayed().ravel()
         partials = list(compute(*[delayed(function)(b) for b in blocks]))  # type: ignore[no-untyped-call]
     else:
-        partials = [function(X[i:i + chunk_size]) for i in range(0, n, chunk_size)]
+        rows = np.asarray(X[:0]) if n == 0 else X
+        partials = [function(rows[i:i + chunk_size]) for i in range(0, max(n, 1), chunk_size)]
     total: NDArray[np.float64] = functools.reduce(np.add, partials)
     return total
 
@@ -203,6 +241,15 @@ def kmeans_sensitivities(radius: float, n_features: int, relation: Neighbouring,
             Sensitivity(value=c, norm=norm, relation=relation))
 
 
+@functools.lru_cache(maxsize=512)
+def certified(plan: Block, delta: float) -> Guarantee:
+    """privkit's tightest accountant's guarantee for ``plan`` at ``delta``, memoised: a
+    pure function of the plan (public parameters only), which every fit with the same
+    parameters would otherwise recompute (the PLD accountant takes seconds at a large
+    epsilon). The kernel estimators report it as ``guarantee_``."""
+    return tightest(plan, delta=delta).guarantee
+
+
 class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
     """Differentially private K-means (DPLloyd, Su et al. 2017) with a privkit plan.
 
@@ -238,6 +285,19 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
     plan_, guarantee_, ledger_, paper_claim_
         ``paper_claim_`` is Su et al.'s epsilon-DP for the Laplace variant and None for
         the Gaussian one (which the paper does not analyse; its guarantee is privkit's).
+
+    Public and private
+    ------------------
+    Public: every parameter above (K, T, the bound r, the budget and its split), the
+    number of features, and the initial centroids (drawn from ``random_state`` only).
+    Private: the rows, and their number under ``relation="add_remove"``. Everything
+    fitted is a post-processing of the T noisy sums and counts: the centroids, the
+    counts, which clusters are updated (a noisy count below a public threshold keeps the
+    old centroid), and the iteration count (always T; there is no convergence test).
+    Rows beyond r are clipped silently and a row with a non-finite entry is the null
+    record (module docstring); fit succeeds on any number of rows, zero included, and no
+    message or warning depends on the rows. ``predict`` queries are not private: a
+    non-finite query row is an error.
 
     Examples
     --------
@@ -297,10 +357,13 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         raise check.fail("noise", self.noise, "'gaussian' or 'laplace'", _OWNER)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
-        """``Repeat(Sequential(sum block, count block), n_iter)``, before any data is seen."""
+        """``Repeat(Sequential(sum block, count block), n_iter)``, before any data is seen
+        (the same for every ``n_samples``)."""
         check.positive_int("n_samples", n_samples, "plan")
-        d = check.positive_int("n_features", n_features, "plan")
-        s, c = self.iteration_blocks(d)
+        return self._plan(check.positive_int("n_features", n_features, "plan"))
+
+    def _plan(self, n_features: int) -> Block:
+        s, c = self.iteration_blocks(n_features)
         return Repeat(Sequential(s, c), check.positive_int("n_iter", self.n_iter, _OWNER))
 
     # -- fitting ----------------------------------------------------------------------------
@@ -319,16 +382,18 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         out: NDArray[np.float64] = g * (0.1 * self.data_radius)
         return out
 
-    def fit(self, X: Any, y: Any = None) -> DPKMeans:
-        """Run DPLloyd on X (numpy or dask, n x d); ``y`` is ignored."""
-        if not is_dask_array(X):
-            X = np.asarray(X, dtype=np.float64)
-        if len(X.shape) != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-            raise check.fail("X", f"an array of shape {X.shape}",
-                             "a non-empty 2-D array (n_samples, n_features)", _OWNER)
-        n, d = (int(v) for v in X.shape)
-        plan = self.plan(n_samples=n, n_features=d)
+    def fit(self, X: Any, y: Any = None, budget_filter: Any = None) -> DPKMeans:
+        """Run DPLloyd on X (numpy or dask, n x d); ``y`` is ignored.
+
+        ``budget_filter``: a :class:`~privkit.BudgetFilter`; the plan is spent on it
+        before any noise is drawn (refused with nothing run if it does not fit).
+        """
+        X = private_rows(X, _OWNER)
+        d = int(X.shape[1])
+        plan = self._plan(d)
         sum_block, count_block = self.iteration_blocks(d)
+        charge(self, plan, budget_filter,
+               delta=float(self.delta) if self.noise == "gaussian" else None)
         rng = np.random.default_rng(self.random_state)
         centroids = self.initial_centroids(d, rng)
         r = float(self.data_radius)
@@ -348,12 +413,10 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         self.plan_ = plan
         self.ledger_ = ledger
         if self.noise == "gaussian":
-            self.guarantee_: Guarantee = tightest(plan, delta=self.delta).guarantee
+            self.guarantee_: Guarantee = certified(plan, float(self.delta))
             self.paper_claim_: Guarantee | None = None
         else:
-            from privkit.guarantees import PureDP
-
-            self.guarantee_ = tightest(plan, delta=0.0).guarantee
+            self.guarantee_ = certified(plan, 0.0)
             self.paper_claim_ = PureDP(epsilon=self.epsilon)
         return self
 
@@ -367,8 +430,15 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         new[ok] = sums[ok] / counts[ok, None]
         return clip_to_ball(new, self.data_radius)
 
+    def fit_predict(self, X: Any, y: Any = None, budget_filter: Any = None) -> Any:
+        """``fit(X)`` then ``predict(X)``. There is no ``labels_``: each private row's
+        cluster is not a release; the caller, who holds X, gets the predictions."""
+        return self.fit(X, budget_filter=budget_filter).predict(X)
+
     def predict(self, X: Any) -> Any:
-        """The index of the nearest released centroid for each row."""
+        """The index of the nearest released centroid for each query row (finite rows of
+        ``n_features_in_`` columns; anything else is an error)."""
+        X = query_rows(self, X, "predict")
         C = self.cluster_centers_
 
         def nearest(block: NDArray[Any]) -> NDArray[np.float64]:
@@ -379,3 +449,18 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
 
         out = map_row_blocks(X, nearest, 1, self.chunk_size)
         return out[:, 0].astype(np.int64)
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """Two clusters of 12 rows in the unit disc, K = 2, two iterations, under
+        add-remove (the row count is private); ``declare_classes`` does not apply."""
+        rng = np.random.default_rng(2022)
+        X = clip_to_ball(np.concatenate([rng.normal(-0.4, 0.1, (12, 2)),
+                                         rng.normal(0.4, 0.1, (12, 2))]), 0.95)
+        estimator = cls(2, epsilon=1.0, delta=1e-5, n_iter=2, data_radius=1.0,
+                        relation="add_remove")
+        return TranscriptCase(
+            estimator=estimator, X=X, y=None, relation=Neighbouring.ADD_REMOVE,
+            epsilon=1.0, delta=1e-5, record=np.array([0.3, -0.2]),
+            at_bound=np.array([1.0, 0.0]), beyond_bound=np.array([40.0, 0.0]),
+            probes=np.array([[0.5, 0.5], [-0.5, -0.5], [0.0, 0.0], [0.9, -0.1]]))

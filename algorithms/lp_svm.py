@@ -12,14 +12,13 @@ solver itself is :mod:`privkit.algorithms.private_lp`.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from privkit import _validation as check
 from privkit.guarantees import ZCDP, ApproxDP, BoundedRange, Guarantee
@@ -27,8 +26,25 @@ from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Claimed, Repeat, Sequential
 
+from ._audit_case import TranscriptCase
+from ._bounds import clipped_rows
+from ._labels import (
+    LabelSet,
+    declared_classes,
+    label_counts,
+    label_release,
+    release_label_set,
+    total_claim,
+)
+from ._linear import LinearModel, private_fit_inputs, transcript_fixture
 from ._losses import MarginLoss
-from .erm import LinearModel, ObjectivePerturbationClassifier, clipped_rows, solve_erm
+from ._lp_svm_audit import audit_case as audit_case
+from ._lp_svm_forms import hard_margin_lp as hard_margin_lp
+from ._lp_svm_forms import soft_margin_lp as soft_margin_lp
+from ._lp_svm_forms import solve_lp_svm as solve_lp_svm
+from ._solvers import solve_erm
+from ._spend import charge
+from .erm import ObjectivePerturbationClassifier
 from .private_lp import (
     calibrate_step_epsilon,
     dense_multiplicative_weights,
@@ -43,49 +59,17 @@ __all__ = ["LPSVMClassifier", "audit_case", "hard_margin_lp", "paper_step_epsilo
 R = Neighbouring.REPLACE_ONE
 
 
-def soft_margin_lp(X: NDArray[np.float64], y: NDArray[np.float64], C: float
-                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``(A, b, c)`` of the soft-margin LP-SVM in standard form (thesis eq. 4-5).
-
-    Variables ``x = [w+, w-, xi]`` (all >= 0); minimise ``sum(w+ + w-) + C sum(xi)``
-    subject to ``y_i x_i.(w+ - w-) >= 1 - xi_i``, written ``A x <= b`` with
-    ``A = -[diag(y) X, -diag(y) X, I_n]`` and ``b = -1``.
-    """
-    n, p = X.shape
-    YX = y[:, None] * X
-    A = -np.hstack([YX, -YX, np.eye(n)])
-    c = np.concatenate([np.ones(2 * p), np.full(n, C)])
-    return A, -np.ones(n), c
+#: Fitted attributes that describe the input (set by scikit-learn's checks), kept on refit.
+_SCHEMA = ("n_features_in_", "feature_names_in_")
 
 
-def hard_margin_lp(X: NDArray[np.float64], y: NDArray[np.float64]
-                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``(A, b, c)`` of the hard-margin LP the thesis hands to DMW after OPT (section 2.5):
-    ``A = -[diag(y) X, -diag(y) X]``, ``b = -1``, ``c = 1`` (variables ``[w+, w-]``)."""
-    p = X.shape[1]
-    YX = y[:, None] * X
-    return -np.hstack([YX, -YX]), -np.ones(X.shape[0]), np.ones(2 * p)
+@functools.lru_cache(maxsize=256)
+def _tightest_epsilon(plan: Block, delta: float) -> float:
+    """privkit's tightest epsilon for a plan at delta, memoised: plans are frozen values,
+    and a public T and score sensitivity make refits repeat the same plan."""
+    from privkit import tightest
 
-
-def solve_lp_svm(X: NDArray[np.float64], y: NDArray[np.float64], C: float = 1.0
-                 ) -> tuple[NDArray[np.float64], float]:
-    """The non-private soft-margin LP-SVM (thesis eq. 4) solved by HiGHS: ``(w, OPT)``.
-
-    The reference against which the LP formulation is checked; uses
-    ``scipy.optimize.linprog(method="highs")`` on :func:`soft_margin_lp` (sparse ``A``).
-    """
-    from scipy import optimize, sparse
-
-    n, p = X.shape
-    YX = y[:, None] * X
-    A = -sparse.hstack([sparse.csr_matrix(YX), sparse.csr_matrix(-YX),
-                        sparse.identity(n, format="csr")], format="csr")
-    c = np.concatenate([np.ones(2 * p), np.full(n, C)])
-    result = optimize.linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=(0, None), method="highs")
-    if result.status != 0:
-        raise RuntimeError(f"HiGHS did not solve the LP-SVM: {result.message}")
-    x: NDArray[np.float64] = result.x
-    return x[:p] - x[p:2 * p], float(result.fun)
+    return float(tightest(plan, delta=delta).epsilon)
 
 
 def paper_step_epsilon(epsilon: float, n_iterations: int, delta: float) -> float:
@@ -118,7 +102,10 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
         mechanism, thesis section 3.3); no guarantee.
     delta : float or None, default None
         ``None`` means ``1 / n`` (the thesis's choice; section 2.2 itself notes that
-        ``delta < 1/n`` is the usual requirement).
+        ``delta < 1/n`` is the usual requirement; n is public here).
+    classes : array-like of 2 labels or None, default None
+        The public label set (the LP-SVM is binary), or ``None`` to release it privately
+        (see "Public and private").
     density : float, default 0.75
         ``s / n``, in (0, 1]; the thesis uses ``s = 3n/4``.
     accuracy : float, default 200
@@ -135,9 +122,9 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     regularization, huber_h : float
         Lambda and h of Algorithm 2 (Huber-loss SVM).
     row_norm_bound : float, default 1.0
-        A public bound on the rows' L2 norm; rows are divided by it and clipped onto it
-        (``clip=True``) or refused, so that ``||x||_2 <= 1`` and ``|x_j| <= 1``, as the
-        thesis's analysis (section 2.1) requires.
+        A public bound on the rows' L2 norm; rows are divided by it and clipped onto it,
+        silently, so that ``||x||_2 <= 1`` and ``|x_j| <= 1``, as the thesis's analysis
+        (section 2.1) requires.
     n_iterations : int or None
         A public T instead of the formula (which depends on the private OPT).
     max_iterations : int or None
@@ -157,9 +144,33 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     opt_epsilon_
         Algorithm 2's budget.
     plan_, ledger_, guarantee_, paper_claim_
-        What ran (``Sequential(ObjectivePerturbation, Repeat(Exponential, T))``), the
-        ledger (matching ``plan_``), privkit's guarantee for it, and the thesis's claim
+        What ran (``Sequential(ObjectivePerturbation, Repeat(Exponential, T))``, after
+        the label release when ``classes`` is not declared), the ledger (matching
+        ``plan_``), privkit's guarantee for it, and the thesis's claim
         ``ApproxDP(epsilon, delta)``.
+
+    Public and private
+    ------------------
+    Neighbours differ in one record (one constraint) replaced: n is public, and so are
+    ``delta``'s default ``1 / n``, the density ``s``, the schema and every parameter.
+
+    * Labels: ``classes`` declared (two labels), or released by a stability histogram
+      (:mod:`privkit.algorithms._labels`) at ``LABEL_SHARE`` of epsilon and of delta,
+      the LP-SVM then running at the rest; ``guarantee_`` is their basic composition.
+      With fewer than 2 labels released no model is learnt (``predict`` returns the one
+      label, or raises when there is none); with more than 2, ``fit`` raises after the
+      release, naming the released labels (a function of the release alone) and asking
+      for ``classes``.
+    * A record whose label is outside ``classes_`` becomes the zero row: in Algorithm 2
+      its loss is the constant ``loss(0)`` (it moves no gradient); in the DMW stage its
+      constraint row is zero, so it adds nothing to any vertex's score (it holds weight
+      in the dense projection, as any constraint does, and n stays the same).
+    * Rows beyond ``row_norm_bound`` are clipped onto it and a row with a NaN or an
+      infinity becomes the zero row (its label kept), silently (no warning, no error).
+    * ``opt_``, ``n_iterations_``, ``learning_rate_``, ``score_sensitivity_`` are
+      functions of the public parameters and of OPT, the L1 norm of Algorithm 2's private
+      output (post-processing); ``choices_`` are the exponential mechanism's outputs.
+    * Queries (``predict``, ``decision_function``) are checked strictly.
 
     Notes
     -----
@@ -208,14 +219,14 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     """
 
     def __init__(self, *, epsilon: float | None = 1.0, delta: float | None = None,
-                 density: float = 0.75, accuracy: float = 200.0, quality: str = "slack",
-                 margin: float = 0.0, accounting: str = "privkit", opt_share: float = 0.5,
-                 regularization: float = 1e-3, huber_h: float = 0.5,
-                 row_norm_bound: float = 1.0, clip: bool = True,
-                 n_iterations: int | None = None, max_iterations: int | None = None,
-                 random_state: Any = None) -> None:
+                 classes: Any = None, density: float = 0.75, accuracy: float = 200.0,
+                 quality: str = "slack", margin: float = 0.0, accounting: str = "privkit",
+                 opt_share: float = 0.5, regularization: float = 1e-3, huber_h: float = 0.5,
+                 row_norm_bound: float = 1.0, n_iterations: int | None = None,
+                 max_iterations: int | None = None, random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
+        self.classes = classes
         self.density = density
         self.accuracy = accuracy
         self.quality = quality
@@ -225,7 +236,6 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
         self.regularization = regularization
         self.huber_h = huber_h
         self.row_norm_bound = row_norm_bound
-        self.clip = clip
         self.n_iterations = n_iterations
         self.max_iterations = max_iterations
         self.random_state = random_state
@@ -233,10 +243,16 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     # -- parameters and plan ----------------------------------------------------------------
 
     def _validated(self, n_samples: int) -> dict[str, Any]:
+        """Every public parameter, checked, and the budgets: ``labels`` is the planned
+        label release (``None`` when ``classes`` is declared or ``epsilon`` is None), and
+        ``stage_epsilon`` / ``stage_delta`` what the LP-SVM itself gets."""
         owner = type(self).__name__
         n = check.positive_int("n_samples", n_samples, owner)
         eps = None if self.epsilon is None else check.positive_finite("epsilon", self.epsilon,
                                                                        owner)
+        if self.delta is None and n < 2:
+            raise check.fail("delta", None, "given when X has 1 sample (the default "
+                             "1 / n would be 1)", owner)
         delta = 1.0 / n if self.delta is None else check.open_unit("delta", self.delta, owner)
         share = check.positive_finite("density", self.density, owner)
         if share > 1.0:
@@ -251,31 +267,44 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
         check.positive_finite("regularization", self.regularization, owner)
         check.positive_finite("huber_h", self.huber_h, owner)
         check.positive_finite("row_norm_bound", self.row_norm_bound, owner)
-        check.instance("clip", self.clip, bool, owner)
         if self.n_iterations is not None:
             check.positive_int("n_iterations", self.n_iterations, owner)
         if self.max_iterations is not None:
             check.positive_int("max_iterations", self.max_iterations, owner)
-        opt_eps = None
+        declared = declared_classes(self.classes, owner)
+        if declared is not None and declared.size != 2:
+            raise check.fail("classes", self.classes, "None or exactly 2 labels (the "
+                             "LP-SVM is binary)", owner)
+        labels = None
+        stage_eps, stage_delta, opt_eps = eps, delta, None
         if eps is not None:
-            opt_eps = eps if self.accounting == "paper" else opt_share * eps
-        return {"n": n, "epsilon": eps, "delta": delta, "s": share * n, "opt_epsilon": opt_eps}
+            if declared is None:
+                labels = label_release(eps, delta, relation=R, stage_uses_delta=True,
+                                       owner=owner)
+                stage_eps, stage_delta = labels.rest(eps, delta)
+            assert stage_eps is not None
+            opt_eps = stage_eps if self.accounting == "paper" else opt_share * stage_eps
+        return {"n": n, "epsilon": eps, "delta": delta, "s": share * n, "declared": declared,
+                "labels": labels, "stage_epsilon": stage_eps, "stage_delta": stage_delta,
+                "opt_epsilon": opt_eps}
 
     def _opt_model(self, opt_epsilon: float) -> ObjectivePerturbationClassifier:
         return ObjectivePerturbationClassifier(
-            epsilon=opt_epsilon, loss="huber", huber_h=self.huber_h,
+            epsilon=opt_epsilon, classes=[-1.0, 1.0], loss="huber", huber_h=self.huber_h,
             regularization=self.regularization, row_norm_bound=1.0, fit_intercept=False)
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
         """The blocks ``fit`` will run, before any data is seen.
 
-        Algorithm 2's block, then the DMW stage. T and the step's sensitivity depend on
-        OPT, which is only known after Algorithm 2 has run, so the DMW stage appears as a
-        :class:`~privkit.Claimed` block holding the guarantee that privkit certifies for
-        every T: ``ApproxDP(epsilon - opt_epsilon, delta)`` (``accounting="privkit"``), or
+        The label release, if ``classes`` is not declared; Algorithm 2's block, then the
+        DMW stage. T and the step's sensitivity depend on OPT, which is only known after
+        Algorithm 2 has run, so the DMW stage appears as a :class:`~privkit.Claimed`
+        block holding the guarantee that privkit certifies for every T:
+        ``ApproxDP(epsilon - opt_epsilon, delta)`` (``accounting="privkit"``), or
         ``ZCDP(epsilon^2 / (64 log(1/delta)))`` (``accounting="paper"``: T steps of an
         eps'-bounded-range mechanism are ``T eps'^2 / 8``-zCDP, Cesar, Rogers 2021,
-        whatever T is). With a public ``n_iterations`` (privkit accounting) the stage is
+        whatever T is), at the epsilon and delta the LP-SVM gets. With a public
+        ``n_iterations`` (privkit accounting) the stage is
         ``Repeat(Claimed(BoundedRange(eps')), T)``.
         """
         owner = "plan"
@@ -288,190 +317,157 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
                              "non-private reference, which has no plan)", owner)
         first = self._opt_model(v["opt_epsilon"]).plan(n_samples=v["n"], n_features=n_features)
         label = "dense multiplicative weights (T exponential-mechanism steps, T set by OPT)"
-        eps, delta = v["epsilon"], v["delta"]
+        eps, delta = v["stage_epsilon"], v["stage_delta"]
         if self.accounting == "paper":
             rho = eps * eps / (64.0 * math.log(1.0 / delta))
-            return Sequential(first, Claimed(ZCDP(rho=rho), relation=R, label=label))
-        if self.n_iterations is not None:
+            stage: Block = Sequential(first, Claimed(ZCDP(rho=rho), relation=R, label=label))
+        elif self.n_iterations is not None:
             step = calibrate_step_epsilon(eps, delta, self.n_iterations, prefix=first)
-            stage = Claimed(BoundedRange(eta=step), relation=R, label="DMW step")
-            return Sequential(first, Repeat(stage, self.n_iterations))
-        rest = ApproxDP(epsilon=eps - v["opt_epsilon"], delta=delta)
-        return Sequential(first, Claimed(rest, relation=R, label=label))
+            steps = Claimed(BoundedRange(eta=step), relation=R, label="DMW step")
+            stage = Sequential(first, Repeat(steps, self.n_iterations))
+        else:
+            rest = ApproxDP(epsilon=eps - v["opt_epsilon"], delta=delta)
+            stage = Sequential(first, Claimed(rest, relation=R, label=label))
+        planned = stage if v["labels"] is None else v["labels"].plan(stage)
+        assert planned is not None
+        return planned
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any) -> LPSVMClassifier:
-        """Fit; afterwards ``coef_``, ``plan_``, ``ledger_``, ``guarantee_``, ``paper_claim_``."""
+    def fit(self, X: Any, y: Any, budget_filter: Any = None) -> LPSVMClassifier:
+        """Fit; afterwards ``classes_``, ``plan_``, ``ledger_``, ``guarantee_``,
+        ``paper_claim_`` and (when two labels are known) ``coef_`` and the run's figures.
+
+        ``budget_filter``: a :class:`~privkit.BudgetFilter`, charged before anything is
+        drawn: the plan when ``classes`` is declared, the whole ``(epsilon, delta)``
+        otherwise. A charge that does not fit is refused with nothing run.
+        """
         owner = type(self).__name__
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
-            raise check.fail("y", f"{self.classes_.size} classes", "exactly 2 classes "
-                             "(the LP-SVM is binary)", owner)
-        n, p = X.shape
+        X, y = private_fit_inputs(self, X, y)
+        n = X.shape[0]
         v = self._validated(n)
-        Z = clipped_rows(X, self.row_norm_bound, clip=self.clip, owner=owner)
-        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        eps = v["epsilon"]
+        if eps is not None and budget_filter is not None:
+            charge(self, self.plan(n_samples=n, n_features=X.shape[1])
+                   if v["labels"] is None else total_claim(
+                       eps, v["delta"], R, f"{owner}: private label set, then the LP-SVM"),
+                   budget_filter, delta=v["delta"])
+        for name in [k for k in vars(self) if k.endswith("_") and k not in _SCHEMA]:
+            delattr(self, name)  # a refit that learns no model must not keep the last one
         rng = np.random.default_rng(self.random_state)
-        eps, delta, s = v["epsilon"], v["delta"], v["s"]
         with Ledger() as ledger:
-            if eps is None:
-                w_obj = solve_erm(Z, signs, MarginLoss("huber", self.huber_h),
-                                  self.regularization)
-                first: Block | None = None
+            if eps is None:  # the non-private reference: labels read off the data
+                labels = LabelSet(classes=v["declared"] if v["declared"] is not None
+                                  else label_counts(y)[0])
             else:
-                opt_model = self._opt_model(v["opt_epsilon"]).set_params(random_state=rng)
-                w_obj = opt_model.fit(Z, signs).coef_[0]
-                first = opt_model.plan_
-            opt = max(float(np.abs(w_obj).sum()), 1e-12)
-            A, b, c = hard_margin_lp(Z, signs)
-            width = opt + 1.0  # eq. 11
-            steps, eta = dmw_iterations(n, width=width, accuracy=self.accuracy)
-            if self.max_iterations is not None:
-                steps = min(steps, self.max_iterations)
-            if self.n_iterations is not None:
-                steps = self.n_iterations
-            eta = math.sqrt(math.log(max(n, 2)) / steps)
-            sens = score_sensitivity(self.quality, density=s, optimum=opt)
-            mechanism = None
-            if eps is not None:
-                assert first is not None
-                if self.accounting == "paper":
-                    step = paper_step_epsilon(eps, steps, delta)
-                elif self.n_iterations is not None:
-                    step = calibrate_step_epsilon(eps, delta, steps, sensitivity=sens,
-                                                  prefix=first)
-                else:
-                    step = calibrate_step_epsilon(eps - v["opt_epsilon"], delta, steps,
-                                                  sensitivity=sens)
-                mechanism = step_mechanism(step, sens)
-            result = dense_multiplicative_weights(
-                A, b, c, optimum=opt, density=s, n_iterations=steps, learning_rate=eta,
-                width=width, mechanism=mechanism, rng=rng, score=self.quality,
-                margin=self.margin)
+                labels = release_label_set(y, classes=v["declared"], epsilon=eps,
+                                           delta=v["delta"], relation=R, rng=rng,
+                                           stage_uses_delta=True, owner=owner)
+            if labels.classes.size > 2:
+                raise check.fail("classes", None, "the 2 labels to learn", owner,
+                                 "Only binary classification is supported: the label set "
+                                 f"is {labels.classes.tolist()}; records with other labels "
+                                 "are then neutral")
+            stage = None
+            if labels.classes.size == 2:
+                codes = labels.codes(y)
+                Z = clipped_rows(X, self.row_norm_bound, owner=owner)
+                Z[codes < 0] = 0.0  # neutral records: the zero row (see the docstring)
+                stage = self._fit_stage(Z, np.where(codes == 1, 1.0, -1.0), v, rng)
+        self.classes_ = labels.classes
+        self.ledger_ = ledger
+        self.paper_claim_: Guarantee | None = (None if eps is None else
+                                               ApproxDP(epsilon=eps, delta=v["delta"]))
+        if eps is None:
+            self.plan_ = self.guarantee_ = None
+            return self
+        self.plan_ = labels.plan(stage)
+        stage_guarantee = None if stage is None else self._guarantee(
+            stage.steps[0], stage.steps[1], v["stage_delta"])
+        self.guarantee_ = labels.guarantee(stage_guarantee, v["stage_delta"])
+        return self
+
+    def _fit_stage(self, Z: NDArray[np.float64], signs: NDArray[np.float64],
+                   v: dict[str, Any], rng: np.random.Generator) -> Sequential | None:
+        """Algorithm 3 on the scaled rows; sets the model and the run's figures and returns
+        ``Sequential(Algorithm 2's plan, Repeat(step, T))`` (``None`` if non-private)."""
+        n, p = Z.shape
+        eps, delta, s = v["stage_epsilon"], v["stage_delta"], v["s"]
+        if eps is None:
+            w_obj = solve_erm(Z, signs, MarginLoss("huber", self.huber_h), self.regularization)
+            first: Block | None = None
+        else:
+            opt_model = self._opt_model(v["opt_epsilon"]).set_params(random_state=rng)
+            w_obj = opt_model.fit(Z, signs).coef_[0]
+            first = opt_model.plan_
+        opt = max(float(np.abs(w_obj).sum()), 1e-12)
+        A, b, c = hard_margin_lp(Z, signs)
+        width = opt + 1.0  # eq. 11
+        steps, eta = dmw_iterations(n, width=width, accuracy=self.accuracy)
+        if self.max_iterations is not None:
+            steps = min(steps, self.max_iterations)
+        if self.n_iterations is not None:
+            steps = self.n_iterations
+        eta = math.sqrt(math.log(max(n, 2)) / steps)
+        sens = score_sensitivity(self.quality, density=s, optimum=opt)
+        mechanism = None
+        step = math.inf
+        if first is not None:
+            if self.accounting == "paper":
+                step = paper_step_epsilon(eps, steps, delta)
+            elif self.n_iterations is not None:
+                step = calibrate_step_epsilon(eps, delta, steps, sensitivity=sens,
+                                              prefix=first)
+            else:
+                step = calibrate_step_epsilon(eps - v["opt_epsilon"], delta, steps,
+                                              sensitivity=sens)
+            mechanism = step_mechanism(step, sens)
+        result = dense_multiplicative_weights(
+            A, b, c, optimum=opt, density=s, n_iterations=steps, learning_rate=eta,
+            width=width, mechanism=mechanism, rng=rng, score=self.quality,
+            margin=self.margin)
         self.coef_ = ((result.x[:p] - result.x[p:]) / self.row_norm_bound)[None, :]
         self.intercept_ = np.zeros(1)
         self.opt_, self.n_iterations_, self.learning_rate_ = opt, steps, eta
-        self.density_, self.delta_, self.score_sensitivity_ = s, delta, sens
+        self.density_, self.delta_, self.score_sensitivity_ = s, v["delta"], sens
         self.opt_epsilon_ = v["opt_epsilon"]
-        self.ledger_ = ledger
         self.choices_ = result.choices
-        if eps is None or mechanism is None or first is None:
-            self.step_epsilon_ = self.paper_step_epsilon_ = math.inf
-            self.plan_ = self.guarantee_ = self.paper_claim_ = None
-            return self
         self.step_epsilon_ = step
-        self.paper_step_epsilon_ = paper_step_epsilon(eps, steps, delta)
-        self.plan_ = Sequential(first, Repeat(mechanism, steps))
-        self.guarantee_ = self._guarantee(first, Repeat(mechanism, steps), delta)
-        self.paper_claim_ = ApproxDP(epsilon=eps, delta=delta)
-        return self
+        self.paper_step_epsilon_ = (math.inf if first is None
+                                    else paper_step_epsilon(eps, steps, delta))
+        if first is None or mechanism is None:
+            return None
+        return Sequential(first, Repeat(mechanism, steps))
 
     def _guarantee(self, first: Block, steps: Block, delta: float) -> Guarantee:
         """privkit's guarantee for what ran: the tightest accountant on the whole plan when
         T was public; otherwise Algorithm 2's epsilon plus the tightest epsilon of the T
         steps (basic composition across the adaptive choice of T)."""
-        from privkit import BasicAccountant, tightest
+        from privkit import BasicAccountant
 
         if self.n_iterations is not None:
-            total = tightest(Sequential(first, steps), delta=delta).epsilon
-            return ApproxDP(epsilon=total, delta=delta)
-        stage = ApproxDP(epsilon=tightest(steps, delta=delta).epsilon, delta=delta)
+            return ApproxDP(epsilon=_tightest_epsilon(Sequential(first, steps), delta),
+                            delta=delta)
+        stage = ApproxDP(epsilon=_tightest_epsilon(steps, delta), delta=delta)
         plan = Sequential(first, Claimed(stage, relation=R, label="DMW steps"))
         return ApproxDP(epsilon=BasicAccountant().epsilon(plan, delta=delta), delta=delta)
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """The end-to-end transcript audit's fixture (:func:`~privkit.algorithms._linear.
+        transcript_fixture`) with a public T = 2 and the count score (whose sensitivity
+        ``2 / s`` is public), so a fit takes milliseconds. Declared: ``classes=[0, 1]``
+        at (1, 1e-3); D holds both, so ``new_label`` 2 is outside them (the LP-SVM is
+        binary) and its record is neutral. Private: (8, 1e-3)."""
+        params: dict[str, Any] = {"delta": 1e-3, "quality": "count", "n_iterations": 2,
+                                  "regularization": 0.1}
+        if declare_classes:
+            return transcript_fixture(cls(epsilon=1.0, classes=[0, 1], **params),
+                                      epsilon=1.0, delta=1e-3)
+        return transcript_fixture(cls(epsilon=8.0, **params), epsilon=8.0, delta=1e-3)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         tags.classifier_tags.multi_class = False
         return tags
-
-
-#: Threat model of :func:`audit_case`, printed by ``privkit audit``.
-LP_SVM_THREAT = (
-    "white box, score insertion (the exponential-mechanism analogue of gradient insertion, "
-    "Nasr et al. 2023): every step's chosen vertex is observed; on D' the adversary's "
-    "record moves that step's vertex scores by the declared L-infinity sensitivity "
-    "3 OPT/s, up for the vertex least likely on D and down for the others; the other "
-    "rows' scores and the multiplicative weights are the DMW run's on D (computed once "
-    "per history). A real row with its label flipped moves the first step's scores by "
-    "2 OPT p_0 = 1/3 of the declared bound here (p uniform over 6 rows); that black-box "
-    "pair certified 0.17 of the claim")
-
-
-def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
-    """The DMW iterations of the LP-SVM under score insertion, for ``privkit audit``.
-
-    Hsu, Roth, Roughgarden, Ullman 2014 ("Privately solving linear programs"), Algorithm
-    DenseMultiplicativeWeights: each iteration picks a vertex ``x_j = OPT e_j`` of the
-    cost polytope by the exponential mechanism on the scores ``-(p . A_j) OPT`` of the
-    current dense distribution ``p`` over constraints, then updates the weights of the
-    constraints by their losses. The privacy analysis (privkit's accountant on
-    ``Repeat(Exponential, T)``) only assumes that one row moves each step's scores by at
-    most the declared sensitivity ``3 OPT / s`` in L-infinity (:func:`score_sensitivity`),
-    whatever the history. So, as gradient insertion audits DP-SGD's accounting (Nasr,
-    Hayes, Steinke, Balle, Tramer, Jagielski, Carlini, Terzis 2023), the pair here is
-    the DMW run on a data set D against the same run with each step's scores moved by
-    exactly that bound: up for the vertex least likely on D (vertex ``w-_0``, whose score
-    is lowest), down for the others, which maximises that vertex's likelihood ratio
-    (McSherry, Talwar 2007). Every step of D' is then an exponential mechanism at the
-    declared sensitivity from D's, so the bound must stay below the claim.
-
-    Six rows ``y x = (1, 0)``, two features (four vertices), OPT = 1, T = 2, density
-    s = 3, slack score. The weights depend only on the history of choices (and on D), so
-    they are computed once per history and the draws of many runs are made at once. The
-    output is the history of chosen vertices (16 outcomes, audited by a histogram of
-    likelihood ratios). Claim: privkit's tightest epsilon for ``Repeat(Exponential, 2)``
-    at ``delta``, calibrated to ``epsilon``.
-    """
-    from privkit import tightest
-    from privkit.audits.pairs import NeighbouringPair
-    from privkit.audits.registry import AuditCase
-
-    from .private_lp import dense_projection
-
-    n, steps, s, opt = 6, 2, 3.0, 1.0
-    sens = score_sensitivity("slack", density=s, optimum=opt)
-    step = calibrate_step_epsilon(epsilon, delta, steps, sensitivity=sens)
-    mechanism = step_mechanism(step, sens)
-    eta = math.sqrt(math.log(n) / steps)
-    rows = np.tile([1.0, 0.0], (n, 1))  # rows y_i x_i
-    A, b, _ = hard_margin_lp(rows, np.ones(n))
-    m = A.shape[1]
-
-    def scores(log_weights: NDArray[np.float64], inserted: bool) -> NDArray[np.float64]:
-        p = dense_projection(np.exp(log_weights - log_weights.max()), s)
-        u: NDArray[np.float64] = -(p @ A) * opt
-        if inserted:  # the record at the bound: the rarest vertex up, the others down
-            target = int(np.argmin(u))
-            u = u - sens
-            u[target] += 2.0 * sens
-        return u
-
-    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
-        inserted = bool(data["inserted"])
-        weights: dict[int, NDArray[np.float64]] = {0: np.zeros(n)}
-        code = np.zeros(size, dtype=np.int64)
-        for _ in range(steps):
-            choice = np.empty(size, dtype=np.int64)
-            for key in np.unique(code):
-                here = code == key
-                choice[here] = mechanism.simulate(scores(weights[int(key)], inserted),
-                                                  rng=rng, size=int(here.sum()))
-            code = code * m + choice
-            grown = {}
-            for key in np.unique(code):
-                parent, j = divmod(int(key), m)
-                slack = b - A[:, j] * opt
-                loss = np.clip(slack / (2.0 * (opt + 1.0)) + 0.5, 0.0, 1.0)
-                grown[int(key)] = weights[parent] - eta * loss
-            weights = grown
-        return code
-
-    claim = tightest(Repeat(mechanism, steps), delta=delta).epsilon
-    pair = NeighbouringPair(first={"inserted": False}, second={"inserted": True},
-                            relation=R, description="score insertion at the declared "
-                            "sensitivity, every step")
-    return AuditCase(system, pair, claim, delta, threat_model=LP_SVM_THREAT)

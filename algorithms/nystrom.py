@@ -1,5 +1,5 @@
-"""Nyström features for any positive-definite kernel, and private kernel learning with
-DP K-means Nyström features.
+"""Private kernel learning with DP K-means Nyström features (the feature map itself is in
+:mod:`privkit.algorithms.nystrom_map`).
 
 B. Lee, J. Ahn, C. Park, "Differential privacy in scalable general kernel learning via
 K-means Nyström random features" (poster, KAIST): (1) an epsilon/2-DP K-means gives K
@@ -12,227 +12,58 @@ The map is Williams and Seeger's Nyström method ("Using the Nyström method to 
 kernel machines", NIPS 2000) with the landmarks of Zhang, Tsang and Kwok ("Improved
 Nyström low-rank approximation and error analysis", ICML 2008: K-means centres).
 
-The public norm bound
----------------------
-``<phi(x), phi(y)> = k_Z(x)^T K_ZZ^+ k_Z(y)`` is the RKHS inner product of the
-orthogonal projections of ``k(x, .)`` and ``k(y, .)`` onto ``span{k(z_i, .)}``, so
-
-    ``||phi(x)||_2^2 = ||P k(x, .)||_H^2 <= ||k(x, .)||_H^2 = k(x, x) <= kappa^2``,
-
-where ``kappa^2 = sup_{||x|| <= r} k(x, x)`` on the public domain (the ball of radius
-``data_radius``). Dropping tiny eigenvalues (the pseudo-inverse) projects onto a smaller
-subspace, so the bound still holds; :meth:`NystromMap.transform` also clips every row to
-``kappa`` so that the bound holds in floating point. For the built-in kernels
-(:class:`Kernel`): RBF and Laplacian ``kappa^2 = 1``; polynomial
-``(gamma <x, y> + coef0)^degree`` with ``coef0 >= 0``: ``kappa^2 = (gamma r^2 + coef0)^degree``;
-linear ``r^2``; a callable kernel needs its bound passed as ``kernel_bound`` (public).
+The map's public norm bound ``kappa`` (:mod:`privkit.algorithms.nystrom_map`) is what
+makes the learner's sensitivity analysis hold whatever the private centroids are.
 
 .. versionadded:: 0.2.0
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Hashable
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from privkit import _validation as check
 from privkit.accountants import tightest
 from privkit.guarantees import Guarantee, PureDP
 from privkit.ledger import Ledger
+from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, PostProcess, Sequential
 
-from .kmeans import (
-    SUB_BLOCK,
-    DPKMeans,
-    ball_factors,
-    clip_to_ball,
-    is_dask_array,
-    map_row_blocks,
-)
+from ._audit_case import TranscriptCase
+from ._labels import LabelSet, declared_classes, label_release, release_label_set, total_claim
+from ._rows import private_labels, private_rows, query_rows
+from ._spend import charge
+from .kmeans import DPKMeans, certified, clip_to_ball, is_dask_array
+from .nystrom_map import Kernel, KernelFunction, NystromMap, kernel_approximation_error
 
 __all__ = [
     "KMeansNystromClassifier",
     "Kernel",
+    "KernelFunction",
     "NystromMap",
     "kernel_approximation_error",
 ]
 
-KernelFunction = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]
+R = Neighbouring.REPLACE_ONE
 
 
-def _sq_dists(A: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64]:
-    sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
-    out: NDArray[np.float64] = np.maximum(sq, 0.0)
-    return out
-
-
-class Kernel:
-    """A positive-definite kernel with its public bound ``sup_{||x|| <= r} k(x, x)``.
-
-    Parameters
-    ----------
-    kind : {"rbf", "laplacian", "poly", "linear"} or callable
-        ``rbf``: ``exp(-gamma ||x - y||^2)``; ``laplacian``: ``exp(-gamma ||x - y||_1)``;
-        ``poly``: ``(gamma <x, y> + coef0)^degree``; ``linear``: ``<x, y>``; or a callable
-        ``k(A, B) -> (len(A), len(B)) matrix`` (it must be positive definite; the
-        Nyström map checks its landmark matrix).
-    gamma : float or None
-        Default ``1 / n_features``.
-    degree : int
-    coef0 : float
-        >= 0 for the polynomial kernel (so that its bound is attained at ``||x|| = r``).
-    kernel_bound : float or None
-        ``kappa^2 = sup k(x, x)`` over the public domain; required for a callable kernel,
-        derived for the built-in ones.
-    """
-
-    def __init__(self, kind: str | KernelFunction = "rbf", *, gamma: float | None = None,
-                 degree: int = 2, coef0: float = 1.0, kernel_bound: float | None = None
-                 ) -> None:
-        owner = "Kernel"
-        if not callable(kind) and kind not in ("rbf", "laplacian", "poly", "linear"):
-            raise check.fail("kernel", kind, "'rbf', 'laplacian', 'poly', 'linear' or a "
-                             "callable k(A, B)", owner)
-        if gamma is not None:
-            check.positive_finite("gamma", gamma, owner)
-        check.positive_int("degree", degree, owner)
-        check.nonnegative_finite("coef0", coef0, owner)
-        if kernel_bound is not None:
-            check.positive_finite("kernel_bound", kernel_bound, owner)
-        elif callable(kind):
-            raise check.fail("kernel_bound", None, "a number >= sup k(x, x) over the public "
-                             "domain", owner, "a callable kernel's bound cannot be derived")
-        self.kind = kind
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_bound = kernel_bound
-
-    def _gamma(self, d: int) -> float:
-        return 1.0 / d if self.gamma is None else float(self.gamma)
-
-    def __call__(self, A: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64]:
-        d = A.shape[1]
-        if callable(self.kind):
-            return np.asarray(self.kind(A, B), dtype=np.float64)
-        if self.kind == "rbf":
-            return np.exp(-self._gamma(d) * _sq_dists(A, B))
-        if self.kind == "laplacian":
-            l1 = np.abs(A[:, None, :] - B[None, :, :]).sum(-1)
-            lap: NDArray[np.float64] = np.exp(-self._gamma(d) * l1)
-            return lap
-        if self.kind == "poly":
-            out: NDArray[np.float64] = (self._gamma(d) * (A @ B.T) + self.coef0) ** self.degree
-            return out
-        lin: NDArray[np.float64] = A @ B.T
-        return lin
-
-    def bound(self, data_radius: float, n_features: int) -> float:
-        """``kappa^2 = sup_{||x||_2 <= r} k(x, x)`` (module docstring)."""
-        if self.kernel_bound is not None:
-            return float(self.kernel_bound)
-        r2 = float(data_radius) ** 2
-        if self.kind in ("rbf", "laplacian"):
-            return 1.0
-        if self.kind == "poly":
-            return float((self._gamma(n_features) * r2 + self.coef0) ** self.degree)
-        return r2
-
-    def __repr__(self) -> str:
-        name = getattr(self.kind, "__name__", self.kind)
-        return (f"Kernel({name!r}, gamma={self.gamma}, degree={self.degree}, "
-                f"coef0={self.coef0}, kernel_bound={self.kernel_bound})")
-
-
-class NystromMap:
-    """``phi(x) = Sigma^{+1/2} U^T k_Z(x)`` for landmarks Z (Williams and Seeger 2000).
-
-    Parameters
-    ----------
-    landmarks : ndarray (K, d)
-        Public points (private centroids, or a subsample: then the map itself reveals
-        those records and is not private).
-    kernel : Kernel
-    data_radius : float
-        The public bound r on ``||x||``; inputs are clipped to it, and ``norm_bound`` is
-        ``sqrt(kernel.bound(r, d))``.
-    rcond : float
-        Eigenvalues below ``rcond * largest`` are dropped (the pseudo-inverse).
-    chunk_size : int
-        Row block size for numpy and dask inputs.
-
-    Raises
-    ------
-    InvalidParameterError
-        If the landmark kernel matrix has an eigenvalue below ``-1e-8 * largest``: the
-        kernel is not positive semi-definite.
-    """
-
-    def __init__(self, landmarks: NDArray[np.float64], kernel: Kernel, *, data_radius: float,
-                 rcond: float = 1e-10, chunk_size: int = 65536) -> None:
-        owner = "NystromMap"
-        Z = np.asarray(landmarks, dtype=np.float64)
-        if Z.ndim != 2 or Z.shape[0] < 1:
-            raise check.fail("landmarks", f"an array of shape {Z.shape}", "a (K, d) array",
-                             owner)
-        self.data_radius = check.positive_finite("data_radius", data_radius, owner)
-        self.kernel = kernel
-        self.landmarks = Z
-        self.chunk_size = check.positive_int("chunk_size", chunk_size, owner)
-        K = kernel(Z, Z)
-        K = 0.5 * (K + K.T)
-        values, vectors = np.linalg.eigh(K)
-        top = float(max(values.max(), 0.0))
-        if values.min() < -1e-8 * max(top, 1e-300):
-            raise check.fail("kernel", kernel, "a positive semi-definite kernel", owner,
-                             f"its landmark matrix has eigenvalue {values.min():.3g}")
-        keep = values > rcond * top
-        #: ``Sigma^{+1/2} U^T`` restricted to the kept eigenvalues: shape (rank, K).
-        self.projection: NDArray[np.float64] = (vectors[:, keep] / np.sqrt(values[keep])).T
-        self.n_components = int(keep.sum())
-        self.norm_bound = math.sqrt(kernel.bound(self.data_radius, Z.shape[1]))
-
-    def _transform_block(self, X: NDArray[Any]) -> NDArray[np.float64]:
-        X = np.asarray(X, dtype=np.float64)
-        out: NDArray[np.float64] = np.empty((X.shape[0], self.n_components))
-        for i in range(0, X.shape[0], SUB_BLOCK):  # cache-sized kernel blocks
-            A = X[i:i + SUB_BLOCK]
-            factor = ball_factors(A, self.data_radius)
-            if np.any(factor < 1.0):  # copy only when some row lies outside the ball
-                A = A * factor[:, None]
-            F = np.matmul(self.kernel(A, self.landmarks), self.projection.T,
-                          out=out[i:i + SUB_BLOCK])
-            F *= ball_factors(F, self.norm_bound)[:, None]
-        return out
-
-    def transform(self, X: Any) -> Any:
-        """phi(X): numpy in, numpy out; dask in, lazy dask out (same row blocks)."""
-        if not is_dask_array(X):
-            X = np.asarray(X, dtype=np.float64)
-        return map_row_blocks(X, self._transform_block, self.n_components, self.chunk_size)
-
-    @classmethod
-    def from_subsample(cls, X: Any, n_landmarks: int, kernel: Kernel, *, data_radius: float,
-                       random_state: Any = None) -> NystromMap:
-        """Uniform-subsample Nyström (Williams and Seeger 2000). NOT private: the landmarks
-        are records of X and are part of the released map."""
-        rng = np.random.default_rng(random_state)
-        idx = np.sort(rng.choice(X.shape[0], size=n_landmarks, replace=False))
-        Z = np.asarray(X[idx], dtype=np.float64)
-        return cls(clip_to_ball(Z, data_radius), kernel, data_radius=data_radius)
-
-
-def kernel_approximation_error(X: NDArray[np.float64], features: NDArray[np.float64],
-                               kernel: Kernel, *, ord: Literal["fro"] | int = "fro") -> float:
-    """``||K - Phi Phi^T|| / ||K||`` on the rows of X (``ord``: "fro" or 2)."""
-    K = kernel(X, X)
-    E = K - features @ features.T
-    return float(np.linalg.norm(E, ord) / np.linalg.norm(K, ord))
+@functools.lru_cache(maxsize=256)
+def _calibrated(kind: Any, params: tuple[tuple[str, Any], ...], n_samples: int,
+                n_features: int, n_classes: int, epsilon: float, delta: float
+                ) -> tuple[float, float]:
+    """:meth:`KMeansNystromClassifier._split`, memoised: a pure function of public
+    parameters found by bisection over privkit's accountants (about 0.1 s), which every
+    fit with the same parameters would otherwise repeat."""
+    model: KMeansNystromClassifier = kind(**dict(params))
+    return model._split(n_samples, n_features, n_classes, epsilon, delta)
 
 
 class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -246,13 +77,17 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
     n_components : int
         K, the number of centroids (and features).
     epsilon, delta : float
-        The total budget, split between DP K-means (at ``delta``) and the learner (pure)
-        in the ratio ``kmeans_share : 1 - kmeans_share`` (the poster's split is 1/2) and
-        scaled so that privkit's tightest accountant certifies the whole plan at exactly
-        ``(epsilon, delta)`` (to 1e-4; :func:`privkit.algorithms.pca.calibrated_shares`):
+        The total budget. The learning stage (DP K-means at ``delta``, the learner pure)
+        splits it in the ratio ``kmeans_share : 1 - kmeans_share`` (the poster's split
+        is 1/2) scaled so that privkit's tightest accountant certifies the stage at
+        exactly its budget (to 1e-4; :func:`privkit.algorithms.pca.calibrated_shares`):
         composing the Gaussian K-means with the learner is tighter than the sum, so each
-        stage gets a little more than its share. ``delta = 0`` runs the pure-DP (Laplace)
+        part gets a little more than its share. ``delta = 0`` runs the pure-DP (Laplace)
         DPLloyd, as the poster's claim, where the sum is exact.
+    classes : array-like or None
+        The public label set. ``None``: released privately first
+        (:mod:`privkit.algorithms._labels`, ``LABEL_SHARE`` of epsilon and of delta,
+        which must then be > 0); the stage gets the rest.
     kernel, gamma, degree, coef0, kernel_bound
         The kernel (:class:`Kernel`).
     data_radius : float
@@ -268,16 +103,41 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
     chunk_size : int
     random_state : int or None
 
+    Attributes
+    ----------
+    classes_ : ndarray
+        The declared labels, or the released ones; with fewer than 2 released no stage
+        runs (no ``kmeans_``, ``feature_map_``, ``linear_``) and ``predict`` returns the
+        one label, or refuses when none was released.
+    kmeans_, feature_map_, linear_ : the three stages' fitted parts (the learner's
+        labels are the indices of ``classes_``).
+    plan_, guarantee_, ledger_, paper_claim_
+
+    Public and private
+    ------------------
+    Public: the parameters above, the label set when ``classes`` is given, the bound r
+    and the feature bound kappa, the number of features, and n (the relation is
+    replace-one: the learner's sensitivity is ``O(1 / n)``). Private: the rows and their
+    labels; the label set without ``classes``. A row beyond r is clipped silently; a row
+    with a non-finite entry is the null record of DP K-means, the zero feature vector of
+    the map and the zero augmented row of the learner; a record whose label is not in
+    ``classes_`` takes part in K-means (which reads no label) and is the learner's zero
+    augmented row, which moves no gradient. No warning or message depends on the rows.
+    Queries to ``predict`` and ``decision_function`` are checked strictly.
+
     Notes
     -----
-    Privacy: the plan is ``Sequential(PostProcess(Repeat(Sequential(sum, count), T)),
-    learner)``: K-means releases centroids; the Nyström map is a function of the centroids
-    (post-processing); the learner runs on ``phi(x_i)``, whose norm is at most kappa for
-    *every* x (not only the data), so its sensitivity analysis (Chaudhuri, Monteleoni,
-    Sarwate 2011, Theorems 6 and 9, for rows of norm <= 1 after dividing by kappa) holds
-    whatever the centroids are; adaptive sequential composition covers the data reuse.
-    ``fit`` accepts dask arrays: K-means and the features run blockwise on the cluster,
-    and the features (n x K) are gathered for the learner.
+    Privacy: the stage's plan is ``Sequential(PostProcess(Repeat(Sequential(sum,
+    count), T)), learner)``: K-means releases centroids; the Nyström map is a function
+    of the centroids (post-processing); the learner runs on ``phi(x_i)``, whose norm is
+    at most kappa for *every* x (not only the data), so its sensitivity analysis
+    (Chaudhuri, Monteleoni, Sarwate 2011, Theorems 6 and 9, for rows of norm <= 1 after
+    dividing by kappa) holds whatever the centroids are; adaptive sequential composition
+    covers the data reuse. With a private label set, the release comes first and the
+    stage is calibrated, for whatever set comes out, to what is left; the two compose by
+    basic composition (:meth:`LabelSet.guarantee`). ``fit`` accepts dask arrays: K-means
+    and the features run blockwise on the cluster, and the features (n x K) are
+    gathered for the learner.
 
     ``paper_claim_`` is the poster's ``epsilon/2 + epsilon/2``: ``PureDP(epsilon)``; this
     implementation's K-means uses Gaussian noise (tighter composition over iterations), so
@@ -285,8 +145,8 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
     """
 
     def __init__(self, n_components: int = 64, *, epsilon: float = 1.0, delta: float = 1e-5,
-                 kernel: Any = "rbf", gamma: float | None = None, degree: int = 2,
-                 coef0: float = 1.0, kernel_bound: float | None = None,
+                 classes: Any = None, kernel: Any = "rbf", gamma: float | None = None,
+                 degree: int = 2, coef0: float = 1.0, kernel_bound: float | None = None,
                  data_radius: float = 1.0, n_iter: int = 5, count_share: float = 0.2,
                  kmeans_share: float = 0.5, learner: str = "output", loss: str = "huber",
                  regularization: float = 1e-3, huber_h: float = 0.5, tol: float = 1e-8,
@@ -294,6 +154,7 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
+        self.classes = classes
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -311,113 +172,254 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         self.chunk_size = chunk_size
         self.random_state = random_state
 
-    # -- components ---------------------------------------------------------------------------
+    # -- public parameters ------------------------------------------------------------------
+
+    def _stage_uses_delta(self) -> bool:
+        """Whether the learning stage spends delta (Gaussian DP K-means); pure otherwise."""
+        return float(self.delta) > 0.0
+
+    def _validated(self) -> NDArray[Any] | None:
+        """The declared label set, after every public parameter is checked (``classes=
+        None`` with ``delta == 0`` is refused here, before any data)."""
+        owner = type(self).__name__
+        eps = check.positive_finite("epsilon", self.epsilon, owner)
+        delta = check.delta("delta", self.delta, owner)
+        check.positive_int("n_components", self.n_components, owner)
+        check.open_unit("kmeans_share", self.kmeans_share, owner)
+        check.positive_finite("data_radius", self.data_radius, owner)
+        if self.learner not in ("objective", "output"):
+            raise check.fail("learner", self.learner, "'objective' or 'output'", owner)
+        self._kernel()
+        declared = declared_classes(self.classes, owner)
+        if declared is None:
+            label_release(eps, delta, relation=R, stage_uses_delta=self._stage_uses_delta(),
+                          owner=owner)
+        return declared
+
+    def _labels_planned(self, declared: NDArray[Any] | None) -> LabelSet:
+        """The label set's cost before the data: nothing when declared."""
+        if declared is not None:
+            return LabelSet(classes=declared)
+        return label_release(float(self.epsilon), float(self.delta), relation=R,
+                             stage_uses_delta=self._stage_uses_delta(),
+                             owner=type(self).__name__)
+
+    def _stage_budget(self, labels: LabelSet) -> tuple[float, float]:
+        """The learning stage's (epsilon, delta): what the label release leaves
+        (:meth:`LabelSet.rest`; no delta for a pure stage)."""
+        epsilon, delta = labels.rest(float(self.epsilon), float(self.delta))
+        return epsilon, delta if self._stage_uses_delta() else 0.0
 
     def _kernel(self) -> Kernel:
         return Kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                       kernel_bound=self.kernel_bound)
-
-    def _budget(self, n_samples: int, n_features: int, n_classes: int) -> tuple[float, float]:
-        """(K-means epsilon, learner epsilon): the ``kmeans_share`` split scaled so the
-        tightest accountant spends exactly ``(epsilon, delta)`` (see ``epsilon``)."""
-        from .pca import calibrated_shares
-
-        owner = type(self).__name__
-        share = check.open_unit("kmeans_share", self.kmeans_share, owner)
-        epsilon = check.positive_finite("epsilon", self.epsilon, owner)
-        kappa = self._kappa(n_features)
-        return calibrated_shares(epsilon, self.delta, share, lambda e1, e2: self._plan(
-            n_samples, n_features, n_classes, kappa, e1, e2))
 
     def _kappa(self, n_features: int) -> float:
         """The public bound on the feature norm (the kernel's bound on the data ball)."""
         radius = check.positive_finite("data_radius", self.data_radius, type(self).__name__)
         return math.sqrt(self._kernel().bound(radius, n_features))
 
-    def _plan(self, n_samples: int, n_features: int, n_classes: int, kappa: float,
-              kmeans_epsilon: float, learner_epsilon: float) -> Block:
-        km = self._kmeans(None, kmeans_epsilon).plan(n_samples=n_samples,
-                                                     n_features=n_features)
-        learn = self._learner(kappa, None, learner_epsilon).plan(
+    # -- the plan -----------------------------------------------------------------------------
+
+    def _budget(self, n_samples: int, n_features: int, n_classes: int, epsilon: float,
+                delta: float) -> tuple[float, float]:
+        """(K-means epsilon, learner epsilon) of a stage at ``(epsilon, delta)``."""
+        params = self.get_params(deep=False)
+        for unused in ("classes", "random_state"):  # the split depends on neither
+            params.pop(unused)
+        try:
+            kind = cast("Hashable", type(self))  # classes hash by identity
+            return _calibrated(kind, tuple(sorted(params.items())), n_samples, n_features,
+                               n_classes, epsilon, delta)
+        except TypeError:  # an unhashable parameter: calibrate without the cache
+            return self._split(n_samples, n_features, n_classes, epsilon, delta)
+
+    def _split(self, n_samples: int, n_features: int, n_classes: int, epsilon: float,
+               delta: float) -> tuple[float, float]:
+        """The ``kmeans_share`` split scaled so the tightest accountant spends exactly
+        ``(epsilon, delta)`` (see ``epsilon``)."""
+        from .pca import calibrated_shares
+
+        kappa = self._kappa(n_features)
+        return calibrated_shares(epsilon, delta, float(self.kmeans_share),
+                                 lambda e1, e2: self._stage_plan(
+                                     n_samples, n_features, n_classes, kappa, delta, e1, e2))
+
+    def _stage_plan(self, n_samples: int, n_features: int, n_classes: int, kappa: float,
+                    delta: float, kmeans_epsilon: float, learner_epsilon: float) -> Block:
+        km = self._kmeans(None, kmeans_epsilon, delta)._plan(n_features)
+        learn = self._learner(kappa, None, learner_epsilon, n_classes).plan(
             n_samples=n_samples, n_features=self.n_components, n_classes=n_classes)
         return Sequential(PostProcess(km, "Nyström map of the private centroids"), learn)
 
-    def _kmeans(self, seed: Any, epsilon: float) -> DPKMeans:
-        return DPKMeans(self.n_components, epsilon=epsilon, delta=self.delta,
+    def _stage(self, n_samples: int, n_features: int, n_classes: int, labels: LabelSet
+               ) -> tuple[Block, float, float, float]:
+        """The stage's plan, delta and (K-means, learner) epsilons for ``n_classes``."""
+        epsilon, delta = self._stage_budget(labels)
+        eps_km, eps_learn = self._budget(n_samples, n_features, n_classes, epsilon, delta)
+        plan = self._stage_plan(n_samples, n_features, n_classes, self._kappa(n_features),
+                                delta, eps_km, eps_learn)
+        return plan, delta, eps_km, eps_learn
+
+    def _kmeans(self, seed: Any, epsilon: float, delta: float) -> DPKMeans:
+        return DPKMeans(self.n_components, epsilon=epsilon, delta=delta,
                         n_iter=self.n_iter, data_radius=self.data_radius,
                         count_share=self.count_share, relation="replace_one",
-                        noise="laplace" if self.delta == 0 else "gaussian",
+                        noise="laplace" if delta == 0 else "gaussian",
                         chunk_size=self.chunk_size, random_state=seed)
 
-    def _learner(self, kappa: float, seed: Any, epsilon: float) -> Any:
+    def _learner(self, kappa: float, seed: Any, epsilon: float, n_classes: int) -> Any:
+        """The learner on the features; its labels are the indices of ``classes_``."""
         from .erm import ObjectivePerturbationClassifier, OutputPerturbationClassifier
 
-        classes = {"objective": ObjectivePerturbationClassifier,
-                   "output": OutputPerturbationClassifier}
-        if self.learner not in classes:
-            raise check.fail("learner", self.learner, "'objective' or 'output'",
-                             type(self).__name__)
-        return classes[self.learner](epsilon=epsilon, loss=self.loss, huber_h=self.huber_h,
-                                     regularization=self.regularization,
-                                     row_norm_bound=kappa, clip=True, tol=self.tol,
-                                     random_state=seed)
+        learner = (ObjectivePerturbationClassifier if self.learner == "objective"
+                   else OutputPerturbationClassifier)
+        return learner(epsilon=epsilon, classes=np.arange(n_classes), loss=self.loss,
+                       huber_h=self.huber_h, regularization=self.regularization,
+                       row_norm_bound=kappa, tol=self.tol, random_state=seed)
 
-    def plan(self, *, n_samples: int, n_features: int, n_classes: int = 2) -> Block:
-        """The whole pipeline's plan, one tree (see Notes)."""
-        return self._plan(n_samples, n_features, n_classes, self._kappa(n_features),
-                          *self._budget(n_samples, n_features, n_classes))
+    def plan(self, *, n_samples: int, n_features: int, n_classes: int | None = None
+             ) -> Block:
+        """The whole pipeline's plan, one tree (see Notes): the stage for the declared
+        classes; without them, the label release, then the stage for ``n_classes``
+        released labels (default 2; none below 2)."""
+        declared = self._validated()
+        n = check.positive_int("n_samples", n_samples, "plan")
+        d = check.positive_int("n_features", n_features, "plan")
+        labels = self._labels_planned(declared)
+        k = declared.size if declared is not None else (
+            2 if n_classes is None else check.positive_int("n_classes", n_classes, "plan"))
+        plan = labels.plan(self._stage(n, d, k, labels)[0] if k >= 2 else None)
+        assert plan is not None
+        return plan
 
     # -- fitting ------------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any) -> KMeansNystromClassifier:
-        """Fit privately on numpy or dask X (n x d) and labels y (numpy, n)."""
+    def fit(self, X: Any, y: Any, budget_filter: Any = None) -> KMeansNystromClassifier:
+        """Fit privately on numpy or dask X (n x d) and labels y (numpy, n).
+
+        ``budget_filter``: a :class:`~privkit.BudgetFilter`, charged before anything is
+        drawn: the plan with ``classes`` declared, the whole ``(epsilon, delta)`` without
+        (the stage is known only after the label release)."""
         owner = type(self).__name__
-        if not is_dask_array(X):
-            X = np.asarray(X, dtype=np.float64)
-        if len(X.shape) != 2:
-            raise check.fail("X", f"an array of shape {X.shape}", "a 2-D array", owner)
-        y = np.asarray(y)
+        declared = self._validated()
+        X = private_rows(X, owner)
         n, d = (int(v) for v in X.shape)
-        if y.shape != (n,):
-            raise check.fail("y", f"an array of shape {y.shape}", f"shape ({n},)", owner)
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise check.fail("y", f"{self.classes_.size} class", "at least 2 classes", owner)
-        k = int(self.classes_.size)
-        kmeans_epsilon, learner_epsilon = self._budget(n, d, k)
-        plan = self._plan(n, d, k, self._kappa(d), kmeans_epsilon, learner_epsilon)
-        seeds = np.random.SeedSequence(self.random_state).spawn(2)
-        kernel = self._kernel()
+        y = private_labels(y, n, owner)
+        if n == 0:  # n is public (replace-one)
+            raise check.fail("X", "no rows", "at least one row (n is public under "
+                             "replace-one)", owner)
+        planned = self._labels_planned(declared)
+        if declared is not None:
+            spend, spend_delta = self._stage(n, d, declared.size, planned)[:2]
+            charge(self, spend, budget_filter, delta=spend_delta or None)
+        else:
+            charge(self, total_claim(float(self.epsilon), float(self.delta), R,
+                                     f"{owner}: private label set, then the stage"),
+                   budget_filter, delta=float(self.delta))
+        seeds = np.random.SeedSequence(self.random_state).spawn(3)
+        for stale in ("kmeans_", "feature_map_", "linear_"):
+            self.__dict__.pop(stale, None)
+        stage: Block | None = None
+        stage_guarantee: Guarantee | None = None
         with Ledger() as ledger:
-            km = self._kmeans(np.random.default_rng(seeds[0]), kmeans_epsilon).fit(X)
-            fmap = NystromMap(km.cluster_centers_, kernel, data_radius=self.data_radius,
-                              chunk_size=self.chunk_size)
-            F = fmap.transform(X)
-            if is_dask_array(F):
-                F = F.compute()
-            clf = self._learner(fmap.norm_bound, np.random.default_rng(seeds[1]),
-                                learner_epsilon).fit(F, y)
-        self.kmeans_ = km
-        self.feature_map_ = fmap
-        self.linear_ = clf
+            labels = release_label_set(
+                y, classes=declared, epsilon=float(self.epsilon), delta=float(self.delta),
+                relation=R, rng=np.random.default_rng(seeds[2]),
+                stage_uses_delta=self._stage_uses_delta(), owner=owner)
+            k = int(labels.classes.size)
+            if k >= 2:
+                stage, delta, eps_km, eps_learn = self._stage(n, d, k, labels)
+                self._fit_stage(X, labels.codes(y), k, seeds, delta, eps_km, eps_learn)
+                stage_guarantee = certified(stage, delta)
+        self.classes_ = labels.classes
         self.n_features_in_ = d
+        plan = labels.plan(stage)  # never None: a declared set always has a stage
+        guarantee = labels.guarantee(stage_guarantee, self._stage_budget(labels)[1])
+        assert plan is not None
+        assert guarantee is not None
         self.plan_ = plan
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = tightest(plan, delta=self.delta).guarantee
+        self.guarantee_: Guarantee = guarantee
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
         return self
 
+    def _fit_stage(self, X: Any, codes: NDArray[np.int64], k: int,
+                   seeds: list[np.random.SeedSequence], delta: float, eps_km: float,
+                   eps_learn: float) -> None:
+        """DP K-means, the map and the learner; ``codes`` index ``classes_`` (-1 for a
+        label outside it), and a row with a non-finite entry is neutral for the learner."""
+        km = self._kmeans(np.random.default_rng(seeds[0]), eps_km, delta).fit(X)
+        fmap = NystromMap(km.cluster_centers_, self._kernel(), data_radius=self.data_radius,
+                          chunk_size=self.chunk_size)
+        F = fmap.transform(X)
+        finite = np.isfinite(X).all(axis=1)
+        if is_dask_array(F):
+            from dask.base import compute
+
+            F, finite = compute(F, finite)  # type: ignore[no-untyped-call]
+        codes = np.where(finite, codes, -1)
+        self.kmeans_ = km
+        self.feature_map_ = fmap
+        self.linear_ = self._learner(fmap.norm_bound, np.random.default_rng(seeds[1]),
+                                     eps_learn, k).fit(F, codes)
+
     def decision_function(self, X: Any) -> NDArray[np.float64]:
-        F = self.feature_map_.transform(X)
+        """The learner's scores on the features of the query rows (finite, with
+        ``n_features_in_`` columns)."""
+        if not hasattr(self, "linear_"):
+            check_is_fitted(self)
+            raise check.fail("classes_", f"{self.classes_.size} released label(s)",
+                             "at least 2 labels for decision scores",
+                             f"{type(self).__name__}.decision_function")
+        F = self.feature_map_.transform(query_rows(self, X, "decision_function"))
         if is_dask_array(F):
             F = F.compute()
         out: NDArray[np.float64] = self.linear_.decision_function(F)
         return out
 
     def predict(self, X: Any) -> NDArray[Any]:
+        """The label of each query row: the learner's, or the one released label."""
         from .erm import labels_from_scores
 
+        check_is_fitted(self)
+        if self.classes_.size < 2:
+            if self.classes_.size == 0:
+                raise check.fail("classes_", "no label", "at least one released label",
+                                 f"{type(self).__name__}.predict", "the label release kept "
+                                 "none: declare classes, or fit on more rows per label")
+            rows = query_rows(self, X, "predict")
+            return np.full(rows.shape[0], self.classes_[0])
         return labels_from_scores(self.decision_function(X), self.classes_)
+
+    @classmethod
+    def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
+        """Two clusters of 20 rows (labels 0 and 1) in the unit disc, K = 2 centroids,
+        one DPLloyd iteration, RBF kernel, the multinomial logistic learner (one solve
+        for every class), Lambda 0.1. Declared: ``classes=[0, 1, 2]`` at
+        epsilon 1 (delta 1e-5), so the new label 2 is declared. Released: epsilon 20, so
+        that the label release (at epsilon 2) keeps labels held by 20 rows."""
+        return cls._case(declare_classes, dict(kernel="rbf", gamma=1.0, loss="logistic"),
+                         delta=1e-5)
+
+    @classmethod
+    def _case(cls, declare_classes: bool, params: dict[str, Any], *, delta: float
+              ) -> TranscriptCase:
+        rng = np.random.default_rng(2021)
+        X = clip_to_ball(np.concatenate([rng.normal(-0.4, 0.15, (20, 2)),
+                                         rng.normal(0.4, 0.15, (20, 2))]), 0.95)
+        params = dict(params, n_components=2, n_iter=1, data_radius=1.0, regularization=0.1,
+                      tol=1e-6)
+        if declare_classes:
+            estimator = cls(epsilon=1.0, delta=delta, classes=[0, 1, 2], **params)
+        else:
+            estimator = cls(epsilon=20.0, delta=max(delta, 1e-5), **params)
+        return TranscriptCase(
+            estimator=estimator, X=X, y=np.repeat([0, 1], 20), relation=R,
+            epsilon=float(estimator.epsilon), delta=float(estimator.delta),
+            record=np.array([0.3, 0.2]), label=1, new_label=2, at_bound=np.array([1.0, 0.0]),
+            beyond_bound=np.array([40.0, 0.0]),
+            probes=np.array([[0.5, 0.5], [-0.5, -0.5], [0.0, 0.0], [0.9, -0.1]]))
 
 
 def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
@@ -453,12 +455,12 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
                       [0.0, -0.4, 0.0]])
     second = first.copy()
     second[0, :2] = [-radius, 0.0]
-    model = KMeansNystromClassifier(1, epsilon=epsilon, delta=delta, kernel="rbf", gamma=1.0,
-                                    data_radius=radius, n_iter=1, kmeans_share=0.95,
-                                    count_share=0.05, regularization=0.1)
-    kmeans_epsilon, _ = model._budget(4, 2, 2)
+    model = KMeansNystromClassifier(1, epsilon=epsilon, delta=delta, classes=[0, 1],
+                                    kernel="rbf", gamma=1.0, data_radius=radius, n_iter=1,
+                                    kmeans_share=0.95, count_share=0.05, regularization=0.1)
+    kmeans_epsilon, _ = model._budget(4, 2, 2, epsilon, delta)
     plan = model.plan(n_samples=4, n_features=2)
-    km = model._kmeans(None, kmeans_epsilon)
+    km = model._kmeans(None, kmeans_epsilon, delta)
     sum_block, _ = km.iteration_blocks(2)
     centroids = km.initial_centroids(2, np.random.default_rng(0))
     exact = {bool(rows[0, 0] > 0): block_statistics(rows[:, :2], centroids, radius)[:, :-1]

@@ -178,10 +178,13 @@ def make_method(method: str, dataset: str, epsilon: float, seed: int,
     """The estimator of ``method`` with Table 7.1's hyperparameters for ``dataset``.
 
     ``proposed`` is privkit's private mode, ``proposed_paper`` the thesis' procedure;
-    ``svm_output`` charges epsilon per query as the thesis does (its claim),
-    ``svm_output_batch`` calibrates the whole batch of test queries to the same total
-    epsilon (privkit's honest accounting). ``overrides`` are passed to the estimator
-    (e.g. ``release="equilibria", n_neighbors=3`` for the kNN release of Fig. 7.2).
+    ``svm_output`` charges epsilon per query as the thesis does (its claim; the model's
+    budget is then ``n_queries`` times epsilon, an override, 1 by default, which
+    :func:`run_once` sets to the number of test points), ``svm_output_batch`` calibrates
+    the whole batch of test queries to the same total epsilon (privkit's honest
+    accounting). ``overrides`` are passed to the estimator (e.g. ``classes=...``, the
+    dataset's public label set, which :func:`run_once` passes, or
+    ``release="equilibria", n_neighbors=3`` for the kNN release of Fig. 7.2).
     """
     from privkit.algorithms.equilibrium import EquilibriumPointClassifier
     from privkit.algorithms.svm_baselines import (
@@ -196,6 +199,7 @@ def make_method(method: str, dataset: str, epsilon: float, seed: int,
     if dataset not in DATASETS:
         raise check.fail("dataset", dataset, f"one of {DATASETS}", owner)
     row = TABLE_7_1[dataset]
+    n_queries = overrides.pop("n_queries", 1)
     if method in ("proposed", "proposed_paper"):
         nu, gamma, lr, iters, r_max = row["proposed"]
         mode = "paper" if method == "proposed_paper" else "private"
@@ -211,7 +215,8 @@ def make_method(method: str, dataset: str, epsilon: float, seed: int,
     kwargs: dict[str, Any] = {"epsilon": epsilon, "nu": nu, "gamma": gamma,
                               "random_state": seed}
     if method == "svm_output":
-        kwargs["accounting"] = "per_query"
+        m = check.positive_int("n_queries", n_queries, owner)
+        kwargs.update(epsilon=epsilon * m, query_epsilon=epsilon, accounting="per_query")
     elif method == "svm_output_batch":
         kwargs["accounting"] = "batch"
     kwargs.update(overrides)
@@ -227,9 +232,12 @@ SYNTHETIC = ("three_moons", "five_gaussians")
 def run_once(method: str, dataset: str, epsilon: float, X: NDArray[np.float64],
              y: NDArray[np.int64], seed: int, **overrides: Any) -> dict[str, Any]:
     """One 80/20 split, one fit, the test accuracy, the time and the guarantees
-    (``overrides`` go to :func:`make_method`)."""
+    (``overrides`` go to :func:`make_method`). The label set of the dataset is public
+    (the task defines it) and is declared as ``classes``; SVM OUTPUT is given the
+    number of test points as ``n_queries``."""
     X_train, y_train, X_test, y_test = split(X, y, seed)
-    model = make_method(method, dataset, epsilon, seed, **overrides)
+    params = {"classes": np.unique(y), "n_queries": len(y_test), **overrides}
+    model = make_method(method, dataset, epsilon, seed, **params)
     start = time.perf_counter()
     if method == "svm_semi":
         model.fit(X_train, y_train, Z=X_test)

@@ -5,9 +5,16 @@ in front of a private estimator those statistics of the private data are release
 the model and no privkit guarantee covers them (privkit's estimators warn when they are
 fitted in such a pipeline: :func:`privkit.algorithms._bounds.warn_if_preprocessed`).
 The transformers here take every constant as a parameter, declared before any data is
-seen; ``fit`` only checks the number of columns. Values outside the declared bounds are
-clipped onto them with a :class:`ClippedValuesWarning` that says how many (``clip=True``)
-or refused (``clip=False``).
+seen; ``fit`` only checks the number of columns. Their output is a per-record public map
+of their input, so it preserves either neighbouring relation.
+
+The rows they transform may be private (a ``Pipeline`` fitting a private estimator), so
+nothing is refused or reported by value (issue 22): finite values outside the declared
+bounds are clipped onto them, and an integer code outside the declared levels is the
+all-zero indicator, silently (a warning or an error that fires only when some value is out
+of bounds would reveal that one is). Non-finite values (NaN, infinities) are left
+non-finite, so that the estimator downstream applies its own rule: in ``fit`` a row with
+one is its neutral record; in ``predict`` it is a query error.
 
 ==========================  ===============================================================
 ``PublicRangeScaler``       ``[lower, upper]`` per feature onto ``[0, 1]`` (MinMaxScaler)
@@ -19,11 +26,14 @@ or refused (``clip=False``).
 Each has ``privkit_public_bounds = True``, which the estimators' pipeline check reads.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   Clipping is silent, codes outside the levels are the all-zero indicator, non-finite
+   values pass through: no ``clip`` parameter, no ``ClippedValuesWarning``, no
+   ``n_clipped_``.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -33,22 +43,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privkit import _validation as check
 
-from ._bounds import ClippedRowsWarning, clipped_rows
+from ._bounds import row_factors
 
 __all__ = [
-    "ClippedValuesWarning",
     "PublicOneHotEncoder",
     "PublicRangeScaler",
     "PublicStandardScaler",
     "RowNormClipper",
 ]
-
-
-class ClippedValuesWarning(ClippedRowsWarning):
-    """Values outside declared public bounds were clipped onto them.
-
-    .. versionadded:: 0.2.0
-    """
 
 
 def _vector(name: str, value: Any, d: int, owner: str) -> NDArray[np.float64]:
@@ -65,10 +67,15 @@ class _PublicTransformer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
 
     def fit(self, X: Any, y: Any = None) -> Any:
         """Checks the columns and the parameters; learns nothing from the values."""
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False)
         self._fit_parameters(X.shape[1])
-        self.n_clipped_ = 0
         return self
+
+    def _rows(self, X: Any) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        out: NDArray[np.float64] = validate_data(self, X, dtype=np.float64, reset=False,
+                                                 ensure_all_finite=False)
+        return out
 
     def _fit_parameters(self, d: int) -> None:
         """Validates the public parameters for ``d`` columns once and stores them as
@@ -78,24 +85,14 @@ class _PublicTransformer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
+        tags.input_tags.allow_nan = True  # passed through, for the estimator's own rule
         return tags
 
 
-def _clip_values(Z: NDArray[np.float64], low: NDArray[np.float64], high: NDArray[np.float64],
-                 clip: bool, owner: str) -> NDArray[np.float64]:
-    outside = (low > Z) | (high < Z)
-    if np.any(outside):
-        if not clip:
-            row, col = np.argwhere(outside)[0]
-            raise check.fail("X", f"value {Z[row, col]:.6g} in column {col}",
-                             f"values within the declared bounds [{low[col]:.6g}, "
-                             f"{high[col]:.6g}]", owner,
-                             "clip them (clip=True) or widen the bounds")
-        warnings.warn(f"{owner}: {int(outside.sum())} values in "
-                      f"{int(outside.any(axis=1).sum())} of {Z.shape[0]} rows were outside "
-                      "the declared bounds and were clipped onto them", ClippedValuesWarning,
-                      stacklevel=3)
-    clipped: NDArray[np.float64] = np.clip(Z, low, high)
+def _clip_values(Z: NDArray[np.float64], low: NDArray[np.float64],
+                 high: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Finite values clipped onto ``[low, high]``, silently; non-finite values kept."""
+    clipped: NDArray[np.float64] = np.where(np.isfinite(Z), np.clip(Z, low, high), Z)
     return clipped
 
 
@@ -107,15 +104,17 @@ class PublicRangeScaler(_PublicTransformer):
     lower, upper : float or array of floats (one per feature)
         Public bounds, declared before seeing the data (a schema, a sensor's range, a
         census top-code), with ``lower < upper``.
-    clip : bool, default True
-        Values outside are clipped onto the range with a :class:`ClippedValuesWarning`
-        naming how many, or refused (``clip=False``).
+
+    Public and private
+    ------------------
+    Public: the bounds and the number of features. Finite values outside the range are
+    clipped onto it, silently; non-finite values stay non-finite (see the module
+    docstring).
     """
 
-    def __init__(self, lower: Any = 0.0, upper: Any = 1.0, *, clip: bool = True) -> None:
+    def __init__(self, lower: Any = 0.0, upper: Any = 1.0) -> None:
         self.lower = lower
         self.upper = upper
-        self.clip = clip
 
     def _fit_parameters(self, d: int) -> None:
         owner = type(self).__name__
@@ -123,19 +122,16 @@ class PublicRangeScaler(_PublicTransformer):
         high = _vector("upper", self.upper, d, owner)
         if np.any(high <= low):
             raise check.fail("upper", self.upper, "above lower in every feature", owner)
-        check.instance("clip", self.clip, bool, owner)
         self.lower_, self.upper_ = low, high
 
     def transform(self, X: Any) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._rows(X)
         low, high = self.lower_, self.upper_
-        return (_clip_values(X, low, high, self.clip, type(self).__name__) - low) / (high - low)
+        return (_clip_values(X, low, high) - low) / (high - low)
 
     def inverse_transform(self, X: Any) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        out: NDArray[np.float64] = (np.asarray(X, dtype=np.float64) * (self.upper_ - self.lower_)
-                                    + self.lower_)
+        X = self._rows(X)
+        out: NDArray[np.float64] = X * (self.upper_ - self.lower_) + self.lower_
         return out
 
 
@@ -149,17 +145,19 @@ class PublicStandardScaler(_PublicTransformer):
     center : float or array, default 0
     scale : float or array (> 0), default 1
     bound : float or None, default None
-        If given, standardised values are clipped to ``[-bound, bound]``
-        (``clip=True``, with a warning) or refused.
-    clip : bool, default True
+        If given, finite standardised values are clipped to ``[-bound, bound]``, silently.
+
+    Public and private
+    ------------------
+    Public: the constants, the bound and the number of features. Non-finite values stay
+    non-finite (see the module docstring).
     """
 
-    def __init__(self, center: Any = 0.0, scale: Any = 1.0, *, bound: float | None = None,
-                 clip: bool = True) -> None:
+    def __init__(self, center: Any = 0.0, scale: Any = 1.0, *,
+                 bound: float | None = None) -> None:
         self.center = center
         self.scale = scale
         self.bound = bound
-        self.clip = clip
 
     def _fit_parameters(self, d: int) -> None:
         owner = type(self).__name__
@@ -169,27 +167,31 @@ class PublicStandardScaler(_PublicTransformer):
             raise check.fail("scale", self.scale, "positive in every feature", owner)
         if self.bound is not None:
             check.positive_finite("bound", self.bound, owner)
-        check.instance("clip", self.clip, bool, owner)
         self.center_, self.scale_ = center, scale
 
     def transform(self, X: Any) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._rows(X)
         Z: NDArray[np.float64] = (X - self.center_) / self.scale_
         if self.bound is None:
             return Z
         limit = np.full(X.shape[1], float(self.bound))
-        return _clip_values(Z, -limit, limit, self.clip, type(self).__name__)
+        return _clip_values(Z, -limit, limit)
 
 
 class PublicOneHotEncoder(_PublicTransformer):
     """Integer codes ``0 .. n_levels[j] - 1`` of each column to indicator columns, with
-    the numbers of levels declared in advance (a public schema). Codes outside are
-    refused: there is no level to clip them to.
+    the numbers of levels declared in advance (a public schema).
 
     Parameters
     ----------
     n_levels : int or list of int (one per column)
+
+    Public and private
+    ------------------
+    Public: the numbers of levels. A finite value that is not one of the declared codes
+    (negative, too large, not an integer) has no level: its indicators are all zero, the
+    stated neutral value, silently. A non-finite value gives NaN indicators, so the
+    estimator downstream applies its own rule (see the module docstring).
     """
 
     def __init__(self, n_levels: Any = 2) -> None:
@@ -203,42 +205,53 @@ class PublicOneHotEncoder(_PublicTransformer):
         self.levels_ = [check.positive_int("n_levels", v, owner) for v in raw]
 
     def transform(self, X: Any) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._rows(X)
         parts = []
         for j, count in enumerate(self.levels_):
             codes = X[:, j]
-            if np.any((codes < 0) | (codes >= count) | (codes != np.round(codes))):
-                bad = codes[(codes < 0) | (codes >= count) | (codes != np.round(codes))][0]
-                raise check.fail("X", f"code {bad:g} in column {j}",
-                                 f"an integer code in 0..{count - 1}", type(self).__name__)
-            parts.append(np.eye(count)[codes.astype(int)])
+            finite = np.isfinite(codes)
+            valid = finite & (codes >= 0) & (codes < count) & (codes == np.round(codes))
+            block = np.zeros((X.shape[0], count))
+            block[np.flatnonzero(valid), codes[valid].astype(np.int64)] = 1.0
+            block[~finite] = np.nan
+            parts.append(block)
         return np.hstack(parts)
 
 
 class RowNormClipper(_PublicTransformer):
     """Rows divided by a public bound on their L2 norm, so that every row has norm at
-    most 1; rows beyond it are clipped onto it (with a warning naming how many) or
-    refused. Sparse input stays sparse."""
+    most 1; rows beyond it are clipped onto it. Sparse input stays sparse.
 
-    def __init__(self, row_norm_bound: float = 1.0, *, clip: bool = True) -> None:
+    Public and private
+    ------------------
+    Public: the bound and the number of features. Clipping is silent; a row with a
+    non-finite entry is only divided by the bound, so it stays non-finite (see the module
+    docstring).
+    """
+
+    def __init__(self, row_norm_bound: float = 1.0) -> None:
         self.row_norm_bound = row_norm_bound
-        self.clip = clip
 
     def fit(self, X: Any, y: Any = None) -> RowNormClipper:
-        X = validate_data(self, X, dtype=np.float64, accept_sparse="csr")
+        X = validate_data(self, X, dtype=np.float64, accept_sparse="csr",
+                          ensure_all_finite=False)
         self._fit_parameters(X.shape[1])
         return self
 
     def _fit_parameters(self, d: int) -> None:
-        owner = type(self).__name__
-        check.positive_finite("row_norm_bound", self.row_norm_bound, owner)
-        check.instance("clip", self.clip, bool, owner)
+        check.positive_finite("row_norm_bound", self.row_norm_bound, type(self).__name__)
 
     def transform(self, X: Any) -> Any:
+        import scipy.sparse as sp
+
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse="csr")
-        return clipped_rows(X, self.row_norm_bound, clip=self.clip, owner=type(self).__name__)
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse="csr",
+                          ensure_all_finite=False)
+        factors, _ = row_factors(X, float(self.row_norm_bound))
+        if sp.issparse(X):
+            return sp.csr_matrix(sp.diags(factors) @ X)
+        scaled: NDArray[np.float64] = X * factors[:, None]
+        return scaled
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -29,10 +29,15 @@ each of the ``T`` steps and the plan is ``Repeat(Exponential, T)``. With
 exponential mechanism (thesis section 3.3).
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   A constraint beyond the public bounds is clipped onto them and a non-finite one made
+   neutral, silently (they were refused, with the offending value in the message);
+   :func:`calibrate_step_epsilon` is memoised.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -163,18 +168,33 @@ def calibrate_step_epsilon(epsilon: float, delta: float, n_iterations: int, *,
     accountants compose its exact profile (PLD), its RDP or its zCDP ``eta^2 / 8``
     (Cesar, Rogers 2021) rather than pure epsilon.
 
+    The result is a pure function of its arguments (plans are frozen values), memoised:
+    a fit with a public T and a public score sensitivity repeats the same search.
+
     Raises
     ------
     InvalidParameterError
         If ``prefix`` alone already spends the budget.
     """
-    from privkit import Sequential, available_accountants, tightest
-
     owner = "calibrate_step_epsilon"
     eps = check.positive_finite("epsilon", epsilon, owner)
     d = check.delta("delta", delta, owner)
     steps = check.positive_int("n_iterations", n_iterations, owner)
-    check.positive_finite("sensitivity", sensitivity, owner)
+    sens = check.positive_finite("sensitivity", sensitivity, owner)
+    try:
+        hash(prefix)
+    except TypeError:  # a plan holding something unhashable: search without the memo
+        return _calibrated.__wrapped__(eps, d, steps, sens, prefix, rtol)
+    return _calibrated(eps, d, steps, sens, prefix, rtol)
+
+
+@functools.lru_cache(maxsize=512)
+def _calibrated(eps: float, d: float, steps: int, sensitivity: float, prefix: Block | None,
+                rtol: float) -> float:
+    """:func:`calibrate_step_epsilon` on validated arguments."""
+    from privkit import Sequential, available_accountants, tightest
+
+    owner = "calibrate_step_epsilon"
     # The optimal (Kairouz-Oh-Viswanath) accountant sees only each step's pure epsilon,
     # whose composition is never tighter than the bounded-range profile the others use,
     # and costs ~50 ms a call: it is left out of the search.
@@ -196,7 +216,7 @@ def calibrate_step_epsilon(epsilon: float, delta: float, n_iterations: int, *,
         hi, f_hi = lo, f_lo
         lo /= 1.5
         if lo < eps * 1e-12:
-            raise check.fail("epsilon", epsilon, "more than the prefix alone spends", owner)
+            raise check.fail("epsilon", eps, "more than the prefix alone spends", owner)
         f_lo = excess(lo)
     while f_hi <= 0.0:  # grow until over budget
         lo, f_lo = hi, f_hi
@@ -286,26 +306,29 @@ def dense_multiplicative_weights(
                      learning_rate=learning_rate)
 
 
-def _as_lp(A: ArrayLike, b: ArrayLike, c: ArrayLike, entry_bound: float, owner: str
-           ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    A_ = np.asarray(A, dtype=np.float64)
-    b_ = np.asarray(b, dtype=np.float64)
+def _as_lp(A: ArrayLike, b: ArrayLike, c: ArrayLike, entry_bound: float, b_bound: float,
+           owner: str) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The LP with its private constraints mapped into the declared domain, record by
+    record and silently: entries clipped onto ``[-entry_bound, entry_bound]`` and
+    ``[-b_bound, b_bound]``, and a constraint with a non-finite entry replaced by the
+    neutral ``0 . x <= b_bound`` (satisfied by every x). Only shapes (public: n is public
+    under REPLACE_ONE) and the public cost vector are checked."""
+    A_ = np.array(A, dtype=np.float64)
+    b_ = np.array(b, dtype=np.float64)
     c_ = np.asarray(c, dtype=np.float64)
-    if A_.ndim != 2 or A_.shape[0] < 2 or A_.shape[1] < 1 or not np.all(np.isfinite(A_)):
+    if A_.ndim != 2 or A_.shape[0] < 2 or A_.shape[1] < 1:
         raise check.fail("A", f"an array of shape {A_.shape}",
-                         "a finite 2-D array with at least 2 rows (constraints)", owner)
-    if b_.shape != (A_.shape[0],) or not np.all(np.isfinite(b_)):
+                         "a 2-D array with at least 2 rows (constraints)", owner)
+    if b_.shape != (A_.shape[0],):
         raise check.fail("b", f"an array of shape {b_.shape}",
-                         f"a finite array of shape ({A_.shape[0]},)", owner)
+                         f"an array of shape ({A_.shape[0]},)", owner)
     if c_.shape != (A_.shape[1],) or not np.all(np.isfinite(c_)) or np.any(c_ <= 0):
-        raise check.fail("c", f"an array of shape {c_.shape}",
-                         f"a positive finite array of shape ({A_.shape[1]},) (K = "
+        raise check.fail("c", c, f"a positive finite array of shape ({A_.shape[1]},) (K = "
                          "{x >= 0 : c.x = OPT} must be a simplex)", owner)
-    worst = float(np.abs(A_).max())
-    if worst > entry_bound:
-        raise check.fail("A", f"an entry of absolute value {worst:.6g}",
-                         f"entries within the public entry_bound={entry_bound}", owner,
-                         "clip the records to the public bound before solving")
+    broken = ~(np.isfinite(A_).all(axis=1) & np.isfinite(b_))
+    A_[broken], b_[broken] = 0.0, b_bound
+    np.clip(A_, -entry_bound, entry_bound, out=A_)
+    np.clip(b_, -b_bound, b_bound, out=b_)
     return A_, b_, c_
 
 
@@ -326,7 +349,10 @@ def solve_private_lp(
     optimum : float
         A public target objective value OPT (> 0); the output satisfies ``c.x = OPT``.
     entry_bound, b_bound : float
-        Public bounds on ``|A_ij|`` and ``|b_i|``; rows beyond ``entry_bound`` are refused.
+        Public bounds on ``|A_ij|`` and ``|b_i|``. Entries beyond them are clipped onto
+        them and a constraint with a NaN or an infinity becomes ``0 . x <= b_bound``
+        (satisfied by every x), silently: per-record public maps, so neighbouring LPs stay
+        neighbouring, and nothing is refused or reported by the value of a constraint.
     density : float
         s, with ``0 < s <= n``: about how many constraints may stay violated.
     accuracy : float
@@ -365,13 +391,10 @@ def solve_private_lp(
     """
     owner = "solve_private_lp"
     a_max = check.positive_finite("entry_bound", entry_bound, owner)
-    A_, b_, c_ = _as_lp(A, b, c, a_max, owner)
-    n = A_.shape[0]
     opt = check.positive_finite("optimum", optimum, owner)
     b_max = check.nonnegative_finite("b_bound", b_bound, owner)
-    if float(np.abs(b_).max()) > b_max:
-        raise check.fail("b", f"an entry of absolute value {float(np.abs(b_).max()):.6g}",
-                         f"entries within the public b_bound={b_max}", owner)
+    A_, b_, c_ = _as_lp(A, b, c, a_max, b_max, owner)
+    n = A_.shape[0]
     s = check.positive_finite("density", density, owner)
     if s > n:
         raise check.fail("density", density, f"at most the number of constraints ({n})", owner)

@@ -47,7 +47,9 @@ class RandomFourierFeatures:
     ----------
     n_components : int
         F, the number of features; must be even (F/2 frequencies, each giving a cosine
-        and a sine).
+        and a sine), at most :attr:`max_components` (2^20), and with
+        ``F/2 x n_features`` at most :attr:`max_frequency_entries` (2^27 float64, 1 GiB):
+        :meth:`check_parameters` refuses a larger map before anything is allocated.
     gamma : float
         The RBF kernel's parameter, > 0.
     random_state : int, Generator or None
@@ -72,6 +74,10 @@ class RandomFourierFeatures:
 
     #: ``sup_x ||phi(x)||_2``: exactly 1 for this map (eq. 4.5; kappa = 1 in Park 2022).
     norm_bound: float = 1.0
+    #: The largest ``n_components`` (2^20: a row of features is 8 MiB).
+    max_components: int = 2**20
+    #: The most float64 entries of the frequencies (2^27: 1 GiB).
+    max_frequency_entries: int = 2**27
 
     def __init__(self, n_components: int = 400, gamma: float = 1.0,
                  random_state: Any = None) -> None:
@@ -79,21 +85,40 @@ class RandomFourierFeatures:
         self.gamma = gamma
         self.random_state = random_state
 
-    def _validate(self) -> None:
-        owner = type(self).__name__
-        f = check.positive_int("n_components", self.n_components, owner)
+    @classmethod
+    def check_parameters(cls, n_components: Any, gamma: Any, n_features: int | None,
+                         owner: str) -> None:
+        """Validate the public parameters, before any data is touched: ``n_components``
+        even and at most :attr:`max_components`, ``gamma`` positive and finite, and (when
+        ``n_features`` is known) the frequencies, ``n_components / 2`` rows of
+        ``n_features`` float64, at most :attr:`max_frequency_entries` (1 GiB). A map too
+        large for memory is refused by its parameters, never by a ``MemoryError`` half
+        way through a fit."""
+        f = check.positive_int("n_components", n_components, owner)
         if f % 2:
-            raise check.fail("n_components", self.n_components, "an even integer >= 2", owner,
+            raise check.fail("n_components", n_components, "an even integer >= 2", owner,
                              "each frequency gives a cosine and a sine (Park 2022, eq. 4.5)")
-        check.positive_finite("gamma", self.gamma, owner)
+        if f > cls.max_components:
+            raise check.fail("n_components", n_components,
+                             f"at most {cls.max_components} (a row of features is then "
+                             "8 MiB)", owner)
+        check.positive_finite("gamma", gamma, owner)
+        if n_features is not None and (f // 2) * n_features > cls.max_frequency_entries:
+            most = 2 * (cls.max_frequency_entries // n_features)
+            raise check.fail("n_components", n_components,
+                             f"at most {most} for {n_features} features (the frequencies, "
+                             "n_components / 2 x n_features float64, in at most 1 GiB)",
+                             owner)
 
     def fit(self, X: Any, y: Any = None) -> RandomFourierFeatures:
         """Draw the frequencies for data with ``X.shape[1]`` columns (public randomness)."""
-        self._validate()
-        d = np.asarray(X).shape[1] if np.ndim(X) == 2 else None
+        owner = type(self).__name__
+        d = int(np.shape(X)[1]) if np.ndim(X) == 2 else None
+        self.check_parameters(self.n_components, self.gamma, d, owner)
         if d is None or d < 1:
-            raise check.fail("X", f"an array of shape {np.shape(X)}",
-                             "a 2-D array with at least one column", type(self).__name__)
+            raise check.fail("X", f"a {np.ndim(X)}-D array" if d is None else
+                             "an array with no columns",
+                             "a 2-D array with at least one column", owner)
         rng = np.random.default_rng(self.random_state)
         self.frequencies_: NDArray[np.float64] = rng.normal(
             0.0, math.sqrt(2.0 * self.gamma), size=(self.n_components // 2, d))
@@ -108,16 +133,22 @@ class RandomFourierFeatures:
                 f"{type(self).__name__} is not fitted: call fit(X) first")
         A = np.asarray(X, dtype=np.float64)
         if A.ndim != 2 or A.shape[1] != self.n_features_in_:
-            raise check.fail("X", f"an array of shape {A.shape}",
-                             f"a 2-D array with {self.n_features_in_} columns",
+            got = f"{A.shape[1]} columns" if A.ndim == 2 else f"a {A.ndim}-D array"
+            raise check.fail("X", got, f"a 2-D array with {self.n_features_in_} columns",
                              type(self).__name__)
         return A
 
     def projections(self, X: Any) -> NDArray[np.float64]:
         """``X W^T``: the arguments ``<w_j, x>`` of the cosines and sines, shape (n, F/2)."""
         A = self._check_fitted(X)
-        P: NDArray[np.float64] = A @ self.frequencies_.T
+        with np.errstate(all="ignore"):
+            P: NDArray[np.float64] = A @ self.frequencies_.T
         return P
+
+    def _features(self, P: NDArray[np.float64]) -> NDArray[np.float64]:
+        out: NDArray[np.float64] = np.empty((P.shape[0], self.n_components))
+        _rff.features(np.ascontiguousarray(P), out)
+        return out
 
     def transform(self, X: Any) -> NDArray[np.float64]:
         """``phi(X)``, shape (n, F); every row has L2 norm 1 to float64 rounding.
@@ -129,11 +160,40 @@ class RandomFourierFeatures:
         own float64 norm. That is a per-row function of public objects, so every privacy
         argument built on the map holds for it unchanged, and the norm bound
         (:attr:`norm_bound` = 1) holds to rounding rather than to float32 accuracy.
+
+        A row where the map is not defined (a non-finite entry, or entries so large that
+        some ``<w_j, x>`` overflows float64) comes out as NaN, with no warning; for
+        private training rows :meth:`transform_defined` marks such rows instead, and
+        :meth:`transform_queries` refuses them.
+        """
+        return self._features(self.projections(X))
+
+    def transform_queries(self, X: Any) -> NDArray[np.float64]:
+        """:meth:`transform` for public query rows (privkit's rule R7): a row where the
+        map is not defined is refused with an error that names no value, instead of
+        giving NaN features.
+
+        Raises
+        ------
+        InvalidParameterError
+            If a row has a non-finite entry, or a product ``<w_j, x>`` overflows.
         """
         P = self.projections(X)
-        out: NDArray[np.float64] = np.empty((P.shape[0], self.n_components))
-        _rff.features(P, out)
-        return out
+        if not np.isfinite(P).all():
+            raise check.fail("X", "a row where the map is not defined", "rows of finite "
+                             "numbers whose products <w_j, x> with the frequencies are "
+                             "finite", type(self).__name__)
+        return self._features(P)
+
+    def transform_defined(self, X: Any) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        """``(phi(X[defined]), defined)``: the features of the rows where the map is
+        defined (every ``<w_j, x>`` finite, so every entry of x finite) and the mask of
+        those rows. For private training rows: a row is marked by a public rule of that
+        row and the public frequencies, and nothing is raised or warned about its values.
+        """
+        P = self.projections(X)
+        defined: NDArray[np.bool_] = np.asarray(np.isfinite(P).all(axis=1), dtype=bool)
+        return self._features(P if defined.all() else P[defined]), defined
 
     def fit_transform(self, X: Any, y: Any = None) -> NDArray[np.float64]:
         return self.fit(X).transform(X)

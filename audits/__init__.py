@@ -10,6 +10,11 @@ events like any other, and floating-point outputs are also tested for the low-or
 leak of Mironov 2012 (:class:`Reachability`). :func:`sequential_audit` stops early when a
 violation is certain, with the confidence split over its stages.
 
+:func:`audit_estimator` audits an estimator end to end on its whole transcript (every
+public fitted attribute, predictions on probe points, warnings, exceptions) on the
+neighbouring pairs of :mod:`privkit.audits.channels`; :func:`audit_channels` runs every
+channel of an estimator's ``transcript_case`` (:mod:`privkit.audits.transcript`).
+
 :mod:`privkit.audits.strategies` (hypothesis strategies, ``assert_dp``,
 ``assert_sensitivity``) and :mod:`privkit.audits.plots` (matplotlib) are imported on
 demand, so ``import privkit.audits`` needs neither.
@@ -35,6 +40,13 @@ from privkit.audits.lower_bounds import clopper_pearson, epsilon_lower_bound, gd
 from privkit.audits.pairs import NeighbouringPair, canary_pairs, extreme_pairs, random_pairs
 from privkit.audits.result import AuditResult, report
 from privkit.audits.sensitivity import SensitivityResult, check_sensitivity
+from privkit.audits.transcript import (
+    TranscriptParts,
+    TranscriptResult,
+    audit_channels,
+    audit_estimator,
+    record_transcript,
+)
 
 __all__ = [
     "AuditResult",
@@ -50,7 +62,11 @@ __all__ = [
     "Rule",
     "SensitivityResult",
     "Threshold",
+    "TranscriptParts",
+    "TranscriptResult",
     "audit",
+    "audit_channels",
+    "audit_estimator",
     "canary_pairs",
     "check_sensitivity",
     "choose",
@@ -60,6 +76,7 @@ __all__ = [
     "extreme_pairs",
     "gdp_mu_lower_bound",
     "random_pairs",
+    "record_transcript",
     "report",
     "search_pairs",
     "sequential_audit",

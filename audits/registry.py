@@ -5,7 +5,8 @@ approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), 
 system that draws its outputs, the neighbouring pair on which its privacy loss is
 largest, and the claim to test. Every registered mechanism with a
 :meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); algorithms
-register theirs with :func:`register`.
+register theirs with :func:`register`. Estimators audited end to end on their whole
+transcript are found (or registered) by :mod:`privkit.audits.estimators`.
 
 .. versionadded:: 0.1.0
 """
@@ -311,7 +312,8 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import OutputPerturbationClassifier, solve_erm
     from privkit.algorithms._losses import MarginLoss
 
-    clf = OutputPerturbationClassifier(epsilon=eps, regularization=_ERM_LAMBDA)
+    clf = OutputPerturbationClassifier(epsilon=eps, classes=[-1, 1],
+                                       regularization=_ERM_LAMBDA)
     block: Any = clf.plan(n_samples=_ERM_N, n_features=1)
     pair = _margin_pair(_ERM_N)
     loss = MarginLoss("huber")
@@ -367,7 +369,8 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
     the claim because Theorem 9 bounds the Jacobian term loosely (a factor 2)."""
     from privkit.algorithms import ObjectivePerturbationClassifier
 
-    clf = ObjectivePerturbationClassifier(epsilon=eps, regularization=_ERM_LAMBDA)
+    clf = ObjectivePerturbationClassifier(epsilon=eps, classes=[-1, 1],
+                                          regularization=_ERM_LAMBDA)
     plan: Any = clf.plan(n_samples=_ERM_N, n_features=1)
     # the plan may be Sequential(ObjectivePerturbation, L2Laplace covering an inexact
     # solve): the exact minimiser is the first step's output, a marginal of the plan's
@@ -465,16 +468,16 @@ def _pipeline_case(model: Any, eps: float, delta: float, federated: bool) -> Aud
 def _dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import DPDRDPMLClassifier
 
-    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2, pca_share=0.9,
-                               regularization=0.1)
+    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+                               pca_share=0.9, regularization=0.1)
     return _pipeline_case(model, eps, delta, federated=False)
 
 
 def _fed_dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import FedDPDRDPMLClassifier
 
-    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, n_components=2, pca_share=0.9,
-                                  regularization=0.1)
+    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+                                  pca_share=0.9, regularization=0.1)
     return _pipeline_case(model, eps, delta, federated=True)
 
 
@@ -499,7 +502,8 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     statistic is the likelihood ratio (:func:`dp_sgd_canary_statistic`)."""
     from privkit.algorithms import DPSGDLinearSVM
 
-    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, sampling_rate=0.25, epochs=1)
+    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, classes=[0, 1], sampling_rate=0.25,
+                         epochs=1)
     plan: Any = svm.plan(n_samples=10, n_features=2)
     steps = plan.count
     subsample = plan.block
@@ -551,5 +555,8 @@ for _name, _build in {
     "kmeans_nystrom": _from_module("nystrom", "audit_case"),
     "kernel_mean": _from_module("kernel_mean", "audit_case"),
     "dpksvmel_paper": _from_module("dpksvmel", "audit_case", claim="paper"),
+    **{f"analytics_{part}": _from_module("analytics.audit_cases", f"{part}_case")
+       for part in ("count", "sum", "mean", "variance", "histogram", "quantile",
+                    "selection")},
 }.items():
     register(_name, _build)

@@ -19,6 +19,14 @@ Run: .venv/bin/python benchmarks/audits.py
 Part 2 uses two processes; it runs only with ``--parallel`` (the shared machine's rule is
 one core per engineer). Results: ``benchmarks/results/audits.txt``.
 
+``--transcripts`` instead measures the transcript audit (issue 22) and writes
+``benchmarks/results/audit_transcripts.txt``, with the commit it ran on: for every
+estimator ``privkit audit`` finds (and the toys of ``privkit.audits.leaky``), the
+transcript tier's rows, fits and seconds as ``privkit audit`` runs them, and the full
+tier's cost (every channel and label mode at 200 + 50 fits per side) projected from the
+seconds per fit; then every leaky toy at both tiers (its bound and verdict) and the full
+tier of the correct toy.
+
 ``--cli [COMMAND]`` instead runs ``privkit audit`` and ``privkit audit --epsilon 4``
 (COMMAND, default the venv's ``privkit``, with ``OMP_NUM_THREADS=1``) under
 ``/usr/bin/time -v`` and writes both tables, the wall clock, CPU time, peak memory, the
@@ -28,6 +36,7 @@ load average before and after, and the count of stderr lines that are not progre
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -205,8 +214,83 @@ def cli(command: list[str]) -> None:
     print("\n".join(parts))
 
 
+def _commit() -> str:
+    """The commit the code ran on ("+ changes" when the worktree differs from it)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                          text=True, check=False).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                           cwd=root, capture_output=True, text=True, check=False).stdout
+    return head + (" + changes" if dirty.strip() else "")
+
+
+def transcripts() -> None:
+    """The transcript tier of ``privkit audit`` per estimator, the full tier's projected
+    cost, and the leaky toys' detection (see the module docstring)."""
+    from privkit.audits.channels import channels
+    from privkit.audits.estimators import (
+        CLI_FITS,
+        case_builders,
+        cli_selection,
+        estimators,
+        register_estimator,
+        run_estimator,
+    )
+    from privkit.audits.leaky import LEAKY, PrivateCentroids
+    from privkit.audits.transcript import DEFAULT_FITS, audit_channels, audit_estimator
+
+    lines = [f"# commit {_commit()}",
+             f"# load average before: {os.getloadavg()[0]:.2f} (2 shared cores)", ""]
+    found = estimators()
+    lines.append(f"privkit audit's transcript tier: {CLI_FITS} + {cli_selection(CLI_FITS)} "
+                 f"fits per side per channel; {len(found)} estimators found")
+    register_estimator(PrivateCentroids)
+    full_total = 0.0
+    for i, (name, cls) in enumerate({**found, "PrivateCentroids": PrivateCentroids}.items()):
+        start = time.perf_counter()
+        rows = run_estimator(cls, rng=np.random.SeedSequence([2026, i]))
+        seconds = time.perf_counter() - start
+        per_fit = float(np.mean([r.seconds_per_fit for r in rows]))
+        audits = sum(len(channels(build())) for build in case_builders(cls).values())
+        full = audits * 2 * (DEFAULT_FITS + DEFAULT_FITS // 4) * per_fit
+        full_total += full
+        lines += [f"  {row.name}: bound {row.lower_bound:.4f} / claim {row.claim_epsilon:g} "
+                  f"({row.verdict}), {row.fits_run:,} fits" for row in rows]
+        lines.append(f"    {name}: {seconds:.1f} s, {1e3 * per_fit:.2f} ms per fit; full "
+                     f"tier ({audits} audits x {2 * (DEFAULT_FITS + DEFAULT_FITS // 4)} fits)"
+                     f" ~{full:.0f} s")
+    lines.append(f"full tier, every estimator above, projected: ~{full_total / 60:.1f} min "
+                 "(one core)")
+    lines += ["", ("leaky toys on their channel: CLI tier (20 + 10 fits, 6 channels, "
+                   "Bonferroni, second stage) and one audit at 200 + 50 fits per side, 95%")]
+    for name, cls in LEAKY.items():
+        cli = run_estimator(cls, rng=np.random.SeedSequence([2026, 99]))
+        full_result = audit_estimator(cls.transcript_case(), cls.channel, rng=7)
+        lines.append(f"  {name} ({cls.leak}; claim 2): CLI tier "
+                     + ", ".join(f"{r.lower_bound:.2f} {r.verdict}" for r in cli)
+                     + f"; full {full_result.lower_bound:.4f} {full_result.verdict}, rule: "
+                     f"{full_result.rule[:70]}")
+    for declared in (True, False):
+        start = time.perf_counter()
+        rows = audit_channels(PrivateCentroids.transcript_case(declare_classes=declared),
+                              familywise=True, rng=8)
+        lines.append(f"  PrivateCentroids (correct; claim 2), classes "
+                     f"{'declared' if declared else 'learnt'}, 6 channels at 200 + 50 fits: "
+                     f"largest bound {max(r.lower_bound for r in rows):.4f}, "
+                     f"{sum(r.verdict == 'violation' for r in rows)} violations "
+                     f"({time.perf_counter() - start:.1f} s)")
+    lines.append(f"# load average after: {os.getloadavg()[0]:.2f}")
+    print("\n".join(lines))
+    out = Path(__file__).resolve().parent / "results" / "audit_transcripts.txt"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":
-    if "--cli" in sys.argv:
+    if "--transcripts" in sys.argv:
+        transcripts()
+    elif "--cli" in sys.argv:
         rest = sys.argv[sys.argv.index("--cli") + 1:]
         cli(rest or [str(Path(sys.executable).with_name("privkit"))])
     else:

@@ -4,14 +4,14 @@ Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python -P benchmarks/flo
      [--participants 5] [--rows 2000] [--features 784] [--components 20] [--repeats 3]
 
 Writes benchmarks/results/flower.md: the time of a whole ``fit`` and of the protocol alone
-(both phases; the budget calibration before it is the same code in both runs), for the
+(its three phases; the budget calibration is the same code in both runs), for the
 in-process :class:`~privkit.algorithms.FedDPDRDPMLClassifier` and for
 :class:`~privkit.algorithms.flower.FlowerFedDPDRDPMLClassifier` (a local Flower deployment:
 server in the main thread, one gRPC client thread per participant on 127.0.0.1), the
 largest difference between the two models, and the load average. Runs alternate between
 the two; the first Flower run (which imports flwr) is reported apart. Synthetic data with
 Wang et al.'s MNIST shape by default (784 features, k 20, 5 participants, epsilon 0.1,
-delta 1e-4); only the shape matters for time.
+delta 1e-4, the classes declared); only the shape matters for time.
 """
 
 from __future__ import annotations
@@ -45,6 +45,18 @@ def timed(cls: type[Any]) -> type[Any]:
     return Timed
 
 
+def _commit() -> str:
+    """The commit the code ran on ("+ changes" when the worktree differs from it)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                          text=True, check=False).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                           cwd=root, capture_output=True, text=True, check=False).stdout
+    return head + (" + changes" if dirty.strip() else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=5)
@@ -64,7 +76,8 @@ def main() -> None:
     y = (np.argmax(X[:, :args.classes], axis=1) if args.classes > 2
          else (X[:, 0] > 0).astype(int))
     ids = np.arange(n) % args.participants
-    params = dict(epsilon=0.1, delta=1e-4, n_components=args.components, random_state=0)
+    params = dict(epsilon=0.1, delta=1e-4, n_components=args.components,
+                  classes=list(range(args.classes)), random_state=0)
     load_before = os.getloadavg()
 
     def run(cls: type[Any]) -> tuple[float, float, Any]:
@@ -104,7 +117,8 @@ Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python -P benchmark
 --participants {args.participants} --rows {args.rows} --features {args.features} \
 --components {args.components} --classes {args.classes} --repeats {args.repeats}`
 
-{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, Python {platform.python_version()},
+Commit {_commit()}, {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')},
+Python {platform.python_version()},
 flwr {flwr.__version__}, {os.cpu_count()} CPUs; load average (1, 5, 15 min) before
 {', '.join(f'{v:.2f}' for v in load_before)}, after {', '.join(f'{v:.2f}' for v in load_after)}.
 
@@ -112,12 +126,13 @@ Setting: {args.participants} participants of {args.rows} rows, {args.features} f
 k = {args.components}, {args.classes} classes, epsilon 0.1, delta 1e-4 (Wang et al.'s
 defaults), random_state 0. The Flower run is a local deployment: Flower's server
 (`start_server`) in the main thread and one gRPC client (`start_client`) thread per
-participant on 127.0.0.1, two rounds (private subspaces, then private models). "fit" is
-the whole `fit` (validation, budget calibration by privkit's tightest accountant, the
-protocol, accounting); "protocol" is both phases only. The Flower clients run
-concurrently (one thread each, numpy releasing the GIL), the in-process participants one
-after the other, so on an idle multi-core machine the Flower protocol may take less wall
-time than the in-process one; on a loaded machine the ratio mostly shows the load.
+participant on 127.0.0.1, three rounds (the declared label set, private subspaces,
+private models). "fit" is the whole `fit` (validation, budget calibration by privkit's
+tightest accountant, the protocol, accounting); "protocol" is the three phases only. The
+Flower clients run concurrently (one thread each, numpy releasing the GIL), the in-process
+participants one after the other, so on an idle multi-core machine the Flower protocol may
+take less wall time than the in-process one; on a loaded machine the ratio mostly shows
+the load.
 
 {chr(10).join(rows)}
 

@@ -71,7 +71,7 @@ def scale(args: argparse.Namespace) -> None:
              "|---|---|---|---|---|---|"]
     for eps in args.epsilons:
         clf = KMeansNystromClassifier(
-            k, epsilon=eps, delta=1.0 / n, kernel="poly", degree=2, coef0=1.0,
+            k, epsilon=eps, delta=1.0 / n, classes=[0, 1], kernel="poly", degree=2, coef0=1.0,
             gamma=1.0 / 4.0, data_radius=radius, n_iter=args.iters,
             regularization=args.regularization, tol=1e-6, random_state=0)
         t, c = time.perf_counter(), time.process_time()
@@ -83,7 +83,8 @@ def scale(args: argparse.Namespace) -> None:
                      f"(certified {eps_cert:.3f}) | 1/n | {fit_time:.1f} | {cpu:.1f} | "
                      f"{acc:.4f} |")
         print(lines[-1], flush=True)
-    lin = OutputPerturbationClassifier(epsilon=1.0, regularization=args.regularization,
+    lin = OutputPerturbationClassifier(epsilon=1.0, classes=[0, 1],
+                                       regularization=args.regularization,
                                        row_norm_bound=radius, tol=1e-6, random_state=0)
     t, c = time.perf_counter(), time.process_time()
     lin.fit(X, y)
@@ -268,31 +269,28 @@ def stages(args: argparse.Namespace) -> None:
     """CPU time (one thread) of each stage of the K-means Nyström fit of ``scale``: DP
     K-means, the Nyström transform, the private linear learner (the same calls as
     ``KMeansNystromClassifier.fit``, seeds included)."""
-    import warnings
-
     from privkit.algorithms.nystrom import KMeansNystromClassifier, NystromMap
 
     n, d, k = args.rows, args.features, args.k
     X, y = polynomial_data(n, d, seed=0)
-    clf = KMeansNystromClassifier(k, epsilon=1.0, delta=1.0 / n, kernel="poly", degree=2,
-                                  coef0=1.0, gamma=1.0 / 4.0, data_radius=4.0,
-                                  n_iter=args.iters, regularization=args.regularization,
-                                  tol=1e-6, random_state=0)
+    clf = KMeansNystromClassifier(k, epsilon=1.0, delta=1.0 / n, classes=[0, 1],
+                                  kernel="poly", degree=2, coef0=1.0, gamma=1.0 / 4.0,
+                                  data_radius=4.0, n_iter=args.iters,
+                                  regularization=args.regularization, tol=1e-6,
+                                  random_state=0)
     seeds = np.random.SeedSequence(0).spawn(2)
     before = _load()
     times = {}
     c = time.process_time()
-    kmeans_epsilon, learner_epsilon = clf._budget(n, d, 2)
-    km = clf._kmeans(np.random.default_rng(seeds[0]), kmeans_epsilon).fit(X)
+    kmeans_epsilon, learner_epsilon = clf._budget(n, d, 2, 1.0, 1.0 / n)
+    km = clf._kmeans(np.random.default_rng(seeds[0]), kmeans_epsilon, 1.0 / n).fit(X)
     times[f"DP K-means ({args.iters} iterations, kmeans.py)"] = time.process_time() - c
     c = time.process_time()
     fmap = NystromMap(km.cluster_centers_, clf._kernel(), data_radius=4.0)
     F = fmap.transform(X)
     times["Nyström transform (nystrom.py)"] = time.process_time() - c
     c = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf._learner(fmap.norm_bound, np.random.default_rng(seeds[1]), learner_epsilon).fit(F, y)
+    clf._learner(fmap.norm_bound, np.random.default_rng(seeds[1]), learner_epsilon, 2).fit(F, y)
     times["output perturbation learner (erm.py)"] = time.process_time() - c
     lines = [f"# K-means Nyström fit by stage: n = {n}, d = {d}, K = {k}", "",
              (f"CPU time (process_time, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}) "
@@ -361,10 +359,12 @@ def dpksvmel(args: argparse.Namespace) -> None:
             for eps in epsilons:
                 for k in ks:
                     for lls in llss:
-                        score(DPKSVMEL(epsilon=eps, k=k, lls=lls, random_state=run)
-                              .fit(Xtr, ytr), ("faithful", k, lls, eps))
-                score(DPKSVMELCorrected(16, epsilon=eps, data_radius=math.sqrt(d),
-                                        random_state=run).fit(Xtr, ytr),
+                        score(DPKSVMEL(epsilon=eps, k=k, lls=lls, classes=[0, 1],
+                                       random_state=run).fit(Xtr, ytr),
+                              ("faithful", k, lls, eps))
+                score(DPKSVMELCorrected(16, epsilon=eps, classes=[0, 1],
+                                        data_radius=math.sqrt(d), random_state=run)
+                      .fit(Xtr, ytr),
                       ("corrected", 0, 0.0, eps))
         for (model, k, lls, eps), vals in results.items():
             acc, auc = np.mean(vals, axis=0)

@@ -120,16 +120,20 @@ def error(model, X, y) -> float:
     return float(np.mean(model.predict(X) != y))
 
 
+#: The public label set of the thesis's binary tasks (labels are 0 and 1 in every file).
+CLASSES = [0, 1]
+
 METHODS = {
     "objective perturbation (Alg. 2)": lambda eps, seed: ObjectivePerturbationClassifier(
-        epsilon=eps, regularization=LAMBDA, random_state=seed),
+        epsilon=eps, classes=CLASSES, regularization=LAMBDA, random_state=seed),
     "DMW, paper's accounting": lambda eps, seed: LPSVMClassifier(
-        epsilon=eps, accounting="paper", regularization=LAMBDA, max_iterations=MAX_T,
-        random_state=seed),
+        epsilon=eps, classes=CLASSES, accounting="paper", regularization=LAMBDA,
+        max_iterations=MAX_T, random_state=seed),
     "DMW, privkit's accounting": lambda eps, seed: LPSVMClassifier(
-        epsilon=eps, regularization=LAMBDA, max_iterations=MAX_T, random_state=seed),
+        epsilon=eps, classes=CLASSES, regularization=LAMBDA, max_iterations=MAX_T,
+        random_state=seed),
     "Alt DMW (count score, phi 0), privkit's accounting": lambda eps, seed: LPSVMClassifier(
-        epsilon=eps, quality="count", regularization=LAMBDA, max_iterations=MAX_T,
+        epsilon=eps, classes=CLASSES, quality="count", regularization=LAMBDA, max_iterations=MAX_T,
         random_state=seed),
 }
 
@@ -147,7 +151,7 @@ def run_dataset(name, X, y, k, lines, curves, extra):
         signs = np.where(y[train] == 1, 1.0, -1.0)
         w = solve_erm(X[train], signs, MarginLoss("huber", 0.5), LAMBDA)
         qp.append(float(np.mean(np.where(X[test] @ w > 0, 1, 0) != y[test])))
-        model = LPSVMClassifier(epsilon=None, regularization=LAMBDA,
+        model = LPSVMClassifier(epsilon=None, classes=CLASSES, regularization=LAMBDA,
                                 max_iterations=MAX_T).fit(X[train], y[train])
         dmw.append(error(model, X[test], y[test]))
         fit_info.append((model.opt_, model.n_iterations_))
@@ -222,8 +226,8 @@ def timing(X, y, lines):
     signs = np.where(yt == 1, 1.0, -1.0)
     rows = []
     start = time.perf_counter()
-    model = LPSVMClassifier(epsilon=1.0, regularization=LAMBDA, max_iterations=MAX_T,
-                            random_state=0).fit(Xt, yt)
+    model = LPSVMClassifier(epsilon=1.0, classes=CLASSES, regularization=LAMBDA,
+                            max_iterations=MAX_T, random_state=0).fit(Xt, yt)
     label = f"LPSVMClassifier (DMW, epsilon 1, T = {model.n_iterations_}, Algorithm 2 included)"
     rows.append((label, time.perf_counter() - start))
     start = time.perf_counter()

@@ -70,9 +70,19 @@ tiny, and small against the mechanism's own privacy parameter ``Δ / b``:
   ``Δ / b >= 2^-17`` (7.6e-6) is accepted whatever ``d``, as long as
   ``b <= min(2^32, 2^38 Δ / b)`` (else the step would exceed 1 and the penalty is paid).
 
-**The value range.** ``|x / g|`` must stay below ``2^52``: the error names ``value`` and
-says what can help (centre the query with a public offset, or a larger noise scale, which
-gives a coarser grid); smaller units cannot help, as the grid scales with them.
+**The value range.** The snapped answer must stay below ``2^52`` grid steps in magnitude
+for the integer arithmetic above to be exact, so each coordinate of ``rint(x / g)`` is
+clamped onto ``[-(2^52 - 1), 2^52 - 1]`` (infinities included): the answer is released
+as if clamped onto ``[-B, B]``, ``B = (2^52 - 1) g`` (:func:`clamp_bound`; ``B`` is a grid
+point, so clamping and snapping commute). ``B`` is a function of public values only,
+and a coordinatewise clamp is 1-Lipschitz in each coordinate, so the clamped answers of
+neighbours are no further apart than the answers (L1, L2 and L-infinity): the analysis
+above holds as it is, at no cost in privacy. Whether a release succeeds does not depend
+on the answer's magnitude. A NaN answer is refused without showing it, and so is a
+non-integer answer under ``integer_valued=True`` (``privkit.mechanism``'s rule: no query
+that meets its declaration answers so). To keep answers inside ``B``, centre the query
+by a public offset or use a larger noise scale (a coarser grid); smaller units cannot
+help, as the grid scales with them.
 
 The scalar fast path (a 0-d value, no ``size``) does the same arithmetic with
 :mod:`math` and Python floats and caches the grid per parameter set.
@@ -108,6 +118,9 @@ _FLOOR = 2.0**-16.5
 _MAX_SNAP = 2.0**27
 #: float64 integers are exact, and their sums below 2^53, up to this magnitude.
 _INT_LIMIT = 2.0**52
+#: Snapped answers are clamped onto [-_SNAP_BOUND, _SNAP_BOUND] (an integer, so the clamp
+#: commutes with snapping): below _INT_LIMIT, so answer + noise stays below 2^53.
+_SNAP_BOUND = _INT_LIMIT - 1.0
 
 
 def _pow2_floor(x: float) -> float:
@@ -192,13 +205,19 @@ def grid_step(noise_scale: float, sensitivity: float, dimension_penalty: float) 
     return grid(noise_scale, sensitivity, dimension_penalty)[0]
 
 
-def _value_error(value: Any, g: float, owner: str) -> Exception:
-    return check.fail(
-        "value", value, f"smaller than {_INT_LIMIT * g:.6g} in magnitude for this noise scale "
-        f"(2^52 grid steps of {g:.3g})", owner,
-        "centre the query by subtracting a public offset before release, or use a larger "
-        "noise scale (a coarser grid); smaller units cannot help, the grid scales with them",
-    )
+def clamp_bound(noise_scale: float, sensitivity: float, penalty: float,
+                integer_valued: bool = False, owner: str = "clamp_bound") -> float:
+    """``B = (2^52 - 1) g``: answers are released as if clamped onto ``[-B, B]`` (module
+    docstring), a function of public values only."""
+    return _SNAP_BOUND * grid(noise_scale, sensitivity, penalty, integer_valued, owner)[0]
+
+
+def check_integers(value: NDArray[np.float64], owner: str) -> None:
+    """Refuse, without showing it, an answer with a finite non-integer entry (the caller
+    declared ``integer_valued=True``); infinities are clamped, not refused."""
+    if not np.array_equal(np.rint(value), value):
+        raise check.private_fail("value", "integer-valued (integer_valued=True was declared)",
+                                 owner, "round the query to integers, or do not declare it")
 
 
 def _noise_error(owner: str) -> Exception:
@@ -225,8 +244,9 @@ def release_on_grid(
     Parameters
     ----------
     value : ndarray or float
-        The exact answer (finite; validated by the caller). A Python float or a 0-d array
-        with ``shape == ()`` takes the scalar fast path.
+        The exact answer (private). A Python float or a 0-d array with ``shape == ()``
+        takes the scalar fast path. Each coordinate is clamped onto
+        ``[-clamp_bound, clamp_bound]`` (:func:`clamp_bound`, infinities included).
     noise_scale, sensitivity : float
         The declared noise scale ``b`` and sensitivity ``Δ`` (absolute, same units).
     dimension_penalty : callable
@@ -246,7 +266,7 @@ def release_on_grid(
         The public name used in error messages.
     integer_valued : bool, default False
         A public promise that every possible answer is an integer vector (counts): no
-        snapping penalty. A non-integer ``value`` is then refused.
+        snapping penalty. A finite non-integer ``value`` is then refused.
 
     Returns
     -------
@@ -256,8 +276,8 @@ def release_on_grid(
     Raises
     ------
     InvalidParameterError
-        ``noise_scale`` too large against the sensitivity for a safe grid, or ``value``
-        out of range (or not integer with ``integer_valued``).
+        ``noise_scale`` too large against the sensitivity for a safe grid; ``value`` with a
+        NaN, or not integer with ``integer_valued`` (the message never shows the value).
     FloatingPointError
         A noise draw beyond ``2^52`` grid steps (data-independent; probability below
         ``exp(-2^17)``, see the module docstring).
@@ -268,12 +288,13 @@ def release_on_grid(
         found = _CACHE.get((noise_scale, sensitivity, penalty, integer_valued))
         g, s = found if found is not None else grid(noise_scale, sensitivity, penalty,
                                                     integer_valued, owner)
-        scaled = v / g
-        if not -_INT_LIMIT < scaled < _INT_LIMIT:
-            raise _value_error(v, g, owner)
-        if integer_valued and not v.is_integer():
-            raise check.fail("value", v, "an integer (integer_valued=True was declared)",
-                             owner)
+        scaled = v / g  # a Python float: overflows to an infinity, never raises
+        if not -_SNAP_BOUND <= scaled <= _SNAP_BOUND:  # beyond the range (clamped), or NaN
+            if scaled != scaled:
+                raise check.private_nan("value", owner)
+            scaled = math.copysign(_SNAP_BOUND, scaled)
+        if integer_valued and not (v.is_integer() or math.isinf(v)):
+            check_integers(np.asarray(v), owner)
         scalar = getattr(standard_noise, "scalar", None)  # a _noise.StandardNoise
         n = round((scalar(rng) if scalar is not None else float(standard_noise(rng, ()))) * s)
         if not -_INT_LIMIT < n < _INT_LIMIT:
@@ -283,12 +304,13 @@ def release_on_grid(
     x = np.asarray(value, dtype=np.float64)
     g, s = grid(noise_scale, sensitivity, dimension_penalty(max(x.size, 1)), integer_valued,
                 owner)
-    snapped = np.rint(x / g)
-    if x.size and not (snapped.min() > -_INT_LIMIT and snapped.max() < _INT_LIMIT):
-        raise _value_error(float(np.max(np.abs(x))), g, owner)
-    if integer_valued and not np.array_equal(np.rint(x), x):
-        raise check.fail("value", "an array with non-integer entries", "integer-valued "
-                         "(integer_valued=True was declared)", owner)
+    with np.errstate(over="ignore"):  # a huge answer overflows to inf, then is clamped
+        snapped = np.asarray(np.rint(x / g))  # a 0-d answer gives a 0-d array, not a scalar
+    np.clip(snapped, -_SNAP_BOUND, _SNAP_BOUND, out=snapped)  # the public range, always
+    if snapped.size and math.isnan(snapped.min()):  # min propagates NaN
+        raise check.private_nan("value", owner)
+    if integer_valued:
+        check_integers(np.where(np.isinf(x), 0.0, x), owner)
     noise = standard_noise(rng, shape + x.shape)
     noise *= s
     np.rint(noise, out=noise)

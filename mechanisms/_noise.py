@@ -224,6 +224,8 @@ def standard_l2_laplace(rng: np.random.Generator, shape: tuple[int, ...],
         return _laplace_array(rng, shape)
     lead = shape[: len(shape) - vector_ndim]
     d = math.prod(shape[len(shape) - vector_ndim:])
+    if d == 0:  # no coordinates: nothing to draw (the direction of an empty vector does
+        return np.zeros(shape)  # not exist, and redrawing it would never end)
     rows = _normal_array(rng, (math.prod(lead), d))
     norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
     zero = np.flatnonzero(norms == 0.0)

@@ -16,6 +16,11 @@ e.g. counts under ADD_REMOVE), ``noise_scale = Δ / eps`` suffices for all three
 
 Outputs are candidate indices, so floating-point attacks on low-order bits do not
 apply; the noise itself is drawn in double precision.
+
+The utilities are private (``privkit.mechanism``'s rule): they are clamped onto
+``[-FLOAT_BOUND, FLOAT_BOUND]`` (2^1000, infinities included), which moves no utility
+further and keeps monotone utilities monotone, so it costs no privacy; NaN is refused
+without showing the value. The number of candidates is public: at least one.
 """
 
 from __future__ import annotations
@@ -114,17 +119,18 @@ class NoisyArgmax(Mechanism):
         raise NotImplementedError
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
-        u = as_value(value, owner)
+        u = as_value(value, owner)  # clamped onto [-FLOAT_BOUND, FLOAT_BOUND]
         if u.ndim != 1 or u.shape[0] == 0:
-            raise check.fail("value", value, "a 1-d array of utilities (one per candidate, "
-                             "at least one)", owner,
-                             "one call selects once; call again for another selection")
+            raise check.private_fail("value", "a 1-d array of utilities (one per candidate, "
+                                     "at least one)", owner,
+                                     "one call selects once; call again for another selection")
         return u
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                 **options: Any) -> NDArray[np.int64]:
         """The index of the selected candidate, shape ``size``."""
-        centred = (value - np.max(value)) / self.noise_scale
+        with np.errstate(over="ignore"):  # a gap beyond the doubles becomes -inf: never chosen
+            centred = (value - np.max(value)) / self.noise_scale
         noisy = centred + self._noise(rng, shape + value.shape)
         chosen: NDArray[np.int64] = np.argmax(noisy, axis=-1)
         return chosen

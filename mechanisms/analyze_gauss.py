@@ -70,6 +70,12 @@ class AnalyzeGauss(AdditiveMechanism):
     mechanism, sometimes offered for the same job, is not private (diffprivlib removed
     it) and privkit does not offer it.
 
+    The matrix is private (``privkit.mechanism``'s rule): only its shape (square) is
+    checked, and only its upper triangle, diagonal included, is read (the lower one is
+    ignored, so no asymmetry from rounding can refuse a release); those ``d(d+1)/2``
+    entries are clamped onto ``[-B, B]`` with ``B = clamp_bound(d (d + 1) // 2)``, at no
+    cost in privacy. NaN is refused without showing the value.
+
     Examples
     --------
     >>> import numpy as np
@@ -129,10 +135,9 @@ class AnalyzeGauss(AdditiveMechanism):
         return (GDP(mu=mu), ZCDP(rho=mu * mu / 2.0))
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
-        c = as_value(value, owner)
-        if c.ndim != 2 or c.shape[0] != c.shape[1] or not np.allclose(c, c.T):
-            raise check.fail("value", f"array of shape {c.shape}", "a symmetric square matrix",
-                             owner)
+        c = as_value(value, owner, bound=math.inf)  # clamped on the grid (clamp_bound)
+        if c.ndim != 2 or c.shape[0] != c.shape[1]:
+            raise check.private_fail("value", "a square matrix (d x d for d features)", owner)
         return c
 
     def _standard_noise(self, query_ndim: int) -> StandardNoise:

@@ -46,11 +46,24 @@ def histogram_sensitivity(norm: Norm | str, relation: Neighbouring | str) -> Sen
 def counts(labels: ArrayLike, n_categories: int) -> NDArray[np.int64]:
     """The histogram of integer labels in ``[0, n_categories)`` (exact, not private).
 
-    Labels outside the range are refused rather than dropped: a silently ignored record
-    would make the declared sensitivity wrong.
+    The labels are private records. A label that is not an integer in
+    ``[0, n_categories)`` (out of range, fractional, NaN or infinite) is dropped, by a
+    public rule applied record by record, never refused or reported: removing the records
+    that match a public predicate keeps ADD_REMOVE neighbours neighbours (or equal), and
+    under REPLACE_ONE a replacement into or out of the dropped records moves one count by
+    1, within the histogram's sensitivity (:func:`histogram_sensitivity`). Only the dtype
+    (integer or float: public) can be refused, and the message never shows the labels.
+
+    Examples
+    --------
+    >>> from privkit.mechanisms import counts
+    >>> counts([0, 2, 2, 7, -1], n_categories=3).tolist()
+    [1, 0, 2]
     """
-    k = check.positive_int("n_categories", n_categories, "counts")
-    x = np.asarray(labels)
-    if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= k):
-        raise check.fail("labels", labels, f"integers in [0, {k})", "counts")
-    return np.bincount(x.ravel().astype(np.int64), minlength=k).astype(np.int64)
+    owner = "counts"
+    k = check.positive_int("n_categories", n_categories, owner)
+    x = check.private_array("labels", labels, owner, allowed="integer labels").ravel()
+    keep = (x >= 0) & (x < k)  # False for NaN
+    if x.dtype.kind == "f":
+        keep &= x == np.rint(x)
+    return np.bincount(x[keep].astype(np.int64), minlength=k).astype(np.int64)

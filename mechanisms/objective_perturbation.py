@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, ClassVar
 
 import attrs
@@ -96,7 +97,13 @@ class ObjectivePerturbation(Mechanism):
         return (PureDP(epsilon=eps_prime + 2.0 * math.log1p(x)),)
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
-        return np.asarray(check.positive_int("value", value, owner))
+        # The dimension is public, but ``value`` is private by the Mechanism contract, and
+        # a message about it never shows it.
+        if (isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral)
+                or int(value) < 1):
+            raise check.private_fail("value", "the dimension of the noise, an integer >= 1",
+                                     owner)
+        return np.asarray(int(value))
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                 **options: Any) -> NDArray[np.float64]:

@@ -17,6 +17,8 @@ from privkit.guarantees import Guarantee, PureDP
 from privkit.mechanism import Mechanism, WorstCase
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 
+from ._validators import integer_answers
+
 __all__ = ["RandomizedResponse", "randomized_response_rdp"]
 
 
@@ -78,7 +80,10 @@ class RandomizedResponse(Mechanism):
     -----
     The neighbouring relation is REPLACE_ONE: the input is one record's value, and the
     guarantee compares any two values (local DP). The RDP curve is exact
-    (:func:`randomized_response_rdp`). The keep/flip decision compares a 53-bit uniform
+    (:func:`randomized_response_rdp`). Values are private (``privkit.mechanism``'s rule):
+    their dtype must be integer (public); a value outside ``[0, k)`` is clamped onto the
+    nearest category, a per-record public map into the domain, which the guarantee (any
+    two values) covers. The keep/flip decision compares a 53-bit uniform
     with p, so p is realised to within 2^-53.
 
     Examples
@@ -137,11 +142,8 @@ class RandomizedResponse(Mechanism):
         return WorstCase(cls.for_epsilon(epsilon, n_categories=3), 0, 1)
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
-        x = np.asarray(value)
-        if (x.dtype.kind not in "iu"
-                or np.any((x < 0) | (x >= self.n_categories))):
-            raise check.fail("value", value, f"integers in [0, {self.n_categories})", owner)
-        return x.astype(np.int64)
+        return integer_answers(value, owner, low=0, high=self.n_categories - 1, kinds="iu",
+                               allowed=f"integers in [0, {self.n_categories})")
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                 **options: Any) -> NDArray[np.int64]:

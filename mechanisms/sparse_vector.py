@@ -58,6 +58,11 @@ class SparseVector(Mechanism):
     positives are not private (Lyu et al., Section 3); privkit calls nothing else SVT.
     The best split is ``eps_1 : eps_2 = 1 : (2c)^(2/3)`` (their Section 4.2).
 
+    The answers are private (``privkit.mechanism``'s rule): clamped onto
+    ``[-FLOAT_BOUND, FLOAT_BOUND]`` (2^1000, infinities included), which moves no answer
+    further, at no cost in privacy; NaN is refused without showing the value; an empty
+    vector of queries gives an empty answer. The threshold is public.
+
     Examples
     --------
     >>> from privkit import Neighbouring
@@ -156,9 +161,9 @@ class SparseVector(Mechanism):
                          statistic=first_above, ceiling=min(1.0, true / epsilon))
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
-        q = as_value(value, owner)
+        q = as_value(value, owner)  # clamped onto [-FLOAT_BOUND, FLOAT_BOUND]
         if q.ndim != 1:
-            raise check.fail("value", value, "a 1-d array of query answers", owner)
+            raise check.private_fail("value", "a 1-d array of query answers", owner)
         return q
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
@@ -176,7 +181,8 @@ class SparseVector(Mechanism):
         full = shape + value.shape
         rho = self.threshold_scale * standard_laplace(rng, (*shape, 1))
         nu = self.query_scale * standard_laplace(rng, full)
-        above = value + nu >= t + rho
+        with np.errstate(over="ignore"):  # only with noise scales near the largest double
+            above = value + nu >= t + rho
         positives_before: NDArray[np.int64] = np.cumsum(above, axis=-1) - above
         answered = positives_before < self.max_positives
         return np.where(answered, above.astype(np.int8), np.int8(NOT_ANSWERED)).astype(np.int8)

@@ -20,6 +20,7 @@ from privkit.mechanism import Mechanism, WorstCase, noise_scale_field
 from privkit.neighbouring import Neighbouring
 
 from ._noise import standard_laplace
+from ._validators import INTEGER_BOUND, integer_answers
 
 __all__ = ["StabilityHistogram"]
 
@@ -72,6 +73,11 @@ class StabilityHistogram(Mechanism):
     it is ``(2/b, delta_cell (1 + e^(1/b)))``-DP under REPLACE_ONE. Labels are integers,
     so no low-order bits are released; the noise has exact tails
     (:func:`privkit.mechanisms.standard_laplace`), which the delta above relies on.
+
+    The counts are private (``privkit.mechanism``'s rule): the array's dtype and its
+    ``n_classes`` columns are checked (the number of rows is not shown); NaN and
+    non-integer counts are refused without showing them; counts are clamped onto
+    ``[0, 2^62]`` (infinities included), which moves no count further.
     """
 
     kind: ClassVar[str] = "stability_histogram"
@@ -135,14 +141,11 @@ class StabilityHistogram(Mechanism):
         return (ApproxDP(epsilon=2.0 * eps, delta=min(delta, 1.0 - 1e-16)),)
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
-        counts = np.asarray(value)
-        if (counts.ndim != 2 or counts.shape[1] != self.n_classes
-                or counts.dtype.kind not in "iuf" or not np.all(np.isfinite(counts))
-                or np.any(counts < 0) or np.any(counts != np.rint(counts))):
-            raise check.fail("value", f"array of shape {counts.shape}",
-                             f"a (n_cells, {self.n_classes}) array of non-negative integer "
-                             "counts", owner)
-        return counts.astype(np.int64)
+        allowed = f"a (n_cells, {self.n_classes}) array of non-negative integer counts"
+        counts = integer_answers(value, owner, low=0, high=INTEGER_BOUND, allowed=allowed)
+        if counts.ndim != 2 or counts.shape[1] != self.n_classes:
+            raise check.private_fail("value", allowed, owner)
+        return counts
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                 **options: Any) -> NDArray[np.int64]:

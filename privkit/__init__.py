@@ -69,6 +69,7 @@ from privkit.errors import (
     LooseBoundWarning,
     PrivacyLeakWarning,
     PrivkitError,
+    UnaccountedSpendWarning,
     UnsupportedPlanError,
 )
 from privkit.filter import Budget, BudgetFilter, FilterEntry
@@ -82,7 +83,7 @@ from privkit.guarantees import (
     LaplaceDP,
     PureDP,
 )
-from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, record
+from privkit.ledger import Ledger, LedgerComparison, LedgerEntry, carry_context, record
 from privkit.mechanism import AdditiveMechanism, Mechanism, WorstCase, registered_mechanisms
 from privkit.neighbouring import AddRemove, Neighbouring, Norm, ReplaceOne, Sensitivity
 from privkit.plan import (
@@ -100,6 +101,7 @@ from privkit.plan import (
 from privkit.plan_spec import load_plan, plan_from_spec, plan_to_spec
 from privkit.pld import PLDGuarantee
 from privkit.rng import as_generator, secure_generator
+from privkit.shared_filter import SharedBudgetFilter
 
 __version__ = "0.2.0"
 
@@ -153,12 +155,15 @@ __all__ = [
     "SampleWithoutReplacement",
     "Sensitivity",
     "Sequential",
+    "SharedBudgetFilter",
+    "UnaccountedSpendWarning",
     "UnsupportedPlanError",
     "WorstCase",
     "ZCDPAccountant",
     "__version__",
     "as_generator",
     "available_accountants",
+    "carry_context",
     "get_accountant",
     "load_plan",
     "plan_from_spec",

@@ -5,6 +5,11 @@ value is for) so that messages read like
 "`delta` must be in [0, 1) for ApproxDP (got 1.5)".  The checkers reject ``bool`` (which
 Python counts as an ``int``), strings, NaN and infinities unless the rule says otherwise,
 and return the value as a Python ``float`` / ``int``.
+
+Private values (the data, query answers, anything computed from them) are checked by
+:func:`private_array` and refused with :func:`private_fail`, whose messages name the
+parameter, what is allowed and the owner, and never the value, its shape or any part of
+it (issue 22, rule R5): a message is part of what a caller receives.
 """
 
 from __future__ import annotations
@@ -31,6 +36,63 @@ def fail(name: str, value: Any, allowed: str, owner: str, hint: str = "") -> Inv
     if hint:
         message += f"; {hint}"
     return InvalidParameterError(message)
+
+
+#: The end of every message about a private value, in place of "(got ...)".
+NOT_SHOWN = "(the value is not shown: it is private)"
+
+
+def private_fail(name: str, allowed: str, owner: str, hint: str = "") -> InvalidParameterError:
+    """The standard error for a private value: the parameter, what is allowed and the
+    owner, never the value (nor its shape, entries or count).
+
+    ``allowed`` and ``hint`` must be built from public parameters only. Raise it outside
+    any ``except`` block that caught an error about the value (or ``from None`` and
+    without ``__context__``), so that no chained exception carries the value either.
+    """
+    message = f"`{name}` must be {allowed} for {owner} {NOT_SHOWN}"
+    if hint:
+        message += f"; {hint}"
+    return InvalidParameterError(message)
+
+
+def private_array(name: str, value: Any, owner: str, *, kinds: str = "iuf",
+                  allowed: str = "a real number or an array of real numbers") -> Any:
+    """A private value as a numpy array (not copied when it already is one), whose dtype
+    kind is one of ``kinds`` (numpy's codes: ``i`` signed, ``u`` unsigned, ``f`` float,
+    ``b`` bool).
+
+    Refuses, with :func:`private_fail`, what cannot be such an array (ragged nesting,
+    strings, objects, complex numbers, bools unless ``b`` is in ``kinds``). The dtype is
+    public (it is the query's declared form); entries are never looked at here, so
+    nothing about them can be refused or shown. numpy's own error, which can quote the
+    value, is dropped: the error raised has no ``__cause__`` and no ``__context__``.
+    """
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):  # ragged, or a failing __array__
+        array = None
+    if array is None or array.dtype.kind not in kinds:
+        raise private_fail(name, f"{allowed}, of {_kinds(kinds)} dtype", owner)
+    return array
+
+
+def private_nan(name: str, owner: str) -> InvalidParameterError:
+    """The refusal of a private value that holds NaN (:func:`private_fail`'s form).
+
+    A query with a declared sensitivity never answers NaN (``|NaN - x| <= Δ`` holds for no
+    ``x``), so for a query that meets its declaration this refusal happens on no dataset:
+    it does not depend on the data. Non-finite *records* are the estimator's to map to a
+    neutral record before the query is computed (issue 22, rule R3).
+    """
+    return private_fail(name, "free of NaN", owner,
+                        "a NaN answer cannot have the declared sensitivity; map records with "
+                        "non-finite entries to a neutral record before computing the query")
+
+
+def _kinds(kinds: str) -> str:
+    names = {"i": "signed integer", "u": "unsigned integer", "f": "float", "b": "bool"}
+    return " or ".join(names[k] for k in kinds)
 
 
 def real(name: str, value: Any, owner: str) -> float:

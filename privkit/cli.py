@@ -45,13 +45,17 @@ def _build_parser() -> argparse.ArgumentParser:
     account.add_argument("--json", action="store_true", help="print the result as JSON")
 
     audit = commands.add_parser(
-        "audit", help="audit the built-in mechanisms (or the named ones) empirically",
-        description="Attack each mechanism on its worst-case neighbouring pair and print its "
-        "claim against the epsilon lower bound measured at the given confidence. A claim is "
-        "violated only when the lower bound exceeds it. Exit code 1 if a claim is violated, "
-        "2 on bad options or when a named case cannot run (a missing optional dependency).")
+        "audit", help="audit the built-in mechanisms and estimators (or the named ones)",
+        description="Attack each mechanism and algorithm on its worst-case neighbouring pair "
+        "and print its claim against the epsilon lower bound measured at the given "
+        "confidence; then audit every estimator end to end on its whole transcript "
+        "(attributes, predictions, warnings, exceptions) on each channel pair of its "
+        "transcript case (rows named transcript:ESTIMATOR). A claim is violated only when "
+        "the lower bound exceeds it. Exit code 1 if a claim is violated, 2 on bad options "
+        "or when a named case cannot run (a missing optional dependency).")
     audit.add_argument("names", nargs="*", metavar="NAME",
-                       help="mechanisms to audit (default: all registered)")
+                       help="cases to audit (default: all registered), e.g. laplace or "
+                       "transcript:PrivateSVDD")
     audit.add_argument("--epsilon", type=float, default=1.0,
                        help="the epsilon each mechanism is calibrated to (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5,
@@ -73,6 +77,10 @@ def _build_parser() -> argparse.ArgumentParser:
                        "draws used")
     audit.add_argument("--report", metavar="PATH",
                        help="also write the table as markdown to PATH")
+    audit.add_argument("--transcript-fits", type=int, default=None, metavar="N",
+                       help="measured fits per side of each channel in the transcript rows "
+                       "(at least 10; default 20, with 10 more that choose the rejection "
+                       "set); their claims are their cases' own, not --epsilon")
 
     reproduce = commands.add_parser(
         "reproduce", help="rerun a source paper's experiments with privkit",
@@ -168,6 +176,9 @@ def _check_audit_args(args: argparse.Namespace) -> None:
                          "side)", owner)
     if args.seed < 0:
         raise check.fail("--seed", args.seed, "an integer >= 0", owner)
+    if args.transcript_fits is not None and args.transcript_fits < MIN_TRIALS:
+        raise check.fail("--transcript-fits", args.transcript_fits, f"an integer >= "
+                         f"{MIN_TRIALS} (fits per side)", owner)
     if args.report:
         from pathlib import Path
 
@@ -181,6 +192,21 @@ def _check_audit_args(args: argparse.Namespace) -> None:
                              str(exc)) from exc
         if not existed:
             path.unlink()
+
+
+def _transcript_estimators(names: list[str]) -> tuple[dict[str, type], str | None]:
+    """The estimators audited on their transcripts (by row name) when ``names`` asks for
+    them (none named: all), or why there are none (a missing optional dependency)."""
+    if names and not any(n.startswith("transcript:") for n in names):
+        return {}, None
+    try:
+        from privkit.audits.estimators import estimators
+    except ModuleNotFoundError as exc:
+        return {}, _missing_extra(exc)
+    try:
+        return {f"transcript:{n}": cls for n, cls in estimators().items()}, None
+    except ModuleNotFoundError as exc:
+        return {}, _missing_extra(exc)
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -200,40 +226,67 @@ def _audit(args: argparse.Namespace) -> int:
     from privkit._validation import fail
 
     _check_audit_args(args)
-    names = args.names or sorted(CASES)
-    unknown = [n for n in names if n not in CASES]
+    transcripts, missing = _transcript_estimators(args.names)
+    names = args.names or [*sorted(CASES), *transcripts]
+    unknown = [n for n in names if n not in CASES and n not in transcripts]
+    if unknown and missing and unknown[0].startswith("transcript:"):
+        print(f"privkit audit: error: {unknown[0]} {missing}", file=sys.stderr)
+        return 2
     if unknown:
-        raise fail("NAME", unknown[0], f"one of {', '.join(sorted(CASES))}", "privkit audit")
-    results = []
+        raise fail("NAME", unknown[0], f"one of {', '.join([*sorted(CASES), *transcripts])}",
+                   "privkit audit")
+    results: list[Any] = []
     paper_claims: set[str] = set()
     skipped: list[str] = []
+    if missing and not args.names:
+        skipped.append("the transcript tier")
+        print(f"      skipped: the transcript tier {missing}", file=sys.stderr, flush=True)
     start = time.perf_counter()
+    tier: list[Any] = []
+    tier_seconds = 0.0
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)  # third-party log lines (opacus) stay out of the output
     try:
         for i, name in enumerate(names):
             print(f"[{i + 1}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+            seed = np.random.SeedSequence([args.seed, i])
+            began = time.perf_counter()
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    case = CASES[name](args.epsilon, args.delta)
-                    result = run_case(case, name=name, trials=args.trials,
-                                      confidence=args.confidence, sequential=args.sequential,
-                                      rng=np.random.SeedSequence([args.seed, i]))
+                    if name in transcripts:
+                        rows = _transcript_rows(transcripts[name], args, seed)
+                    else:
+                        case = CASES[name](args.epsilon, args.delta)
+                        rows = [run_case(case, name=name, trials=args.trials,
+                                         confidence=args.confidence,
+                                         sequential=args.sequential, rng=seed)]
+                        if case.claim == "paper":
+                            paper_claims.add(name)
             except ModuleNotFoundError as exc:
                 skipped.append(name)
                 print(f"      skipped: {name} {_missing_extra(exc)}", file=sys.stderr,
                       flush=True)
                 continue
-            results.append(result)
-            if case.claim == "paper":
-                paper_claims.add(name)
-            print(f"      {results[-1]} ({time.perf_counter() - start:.0f} s)",
-                  file=sys.stderr, flush=True)
+            if name in transcripts:
+                tier += rows
+                tier_seconds += time.perf_counter() - began
+                paper_claims.update(r.name for r in rows if r.claim == "paper")
+            results += rows
+            for row in rows:
+                print(f"      {row} ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
+                      flush=True)
     finally:
         logging.disable(previous)
     if results:
         print(report(results))
+    if tier:
+        from privkit.audits.estimators import CLI_FITS, cli_selection
+
+        screen = args.transcript_fits or CLI_FITS
+        print(f"\ntranscript tier: {len(tier)} rows, {screen} + {cli_selection(screen)} fits "
+              f"per side of each channel, {sum(r.fits_run for r in tier):,} fits in "
+              f"{tier_seconds:.1f} s")
     for r in results:
         if r.name in paper_claims:
             print(f"\n{r.name}: the source paper's claim, which privkit does not make "
@@ -245,6 +298,16 @@ def _audit(args: argparse.Namespace) -> int:
     if any(r.verdict == "violation" and r.name not in paper_claims for r in results):
         return 1
     return 2 if set(skipped) & set(args.names) else 0
+
+
+def _transcript_rows(cls: type, args: argparse.Namespace, seed: Any) -> list[Any]:
+    """``privkit audit``'s transcript rows of ``cls`` (one per label mode)."""
+    from privkit.audits.estimators import CLI_FITS, cli_selection, run_estimator
+
+    fits = args.transcript_fits or CLI_FITS
+    rows: list[Any] = run_estimator(cls, fits=fits, selection_fits=cli_selection(fits),
+                                    confidence=args.confidence, rng=seed)
+    return rows
 
 
 def _reproduce(args: argparse.Namespace) -> int:

@@ -3,7 +3,10 @@
 Errors caused by the caller (a bad argument, a spend over budget, plans that cannot be
 composed) are kept apart from internal failures: every class here is raised because of
 something the caller can change, and its message says what was wrong, the value received
-and what is allowed.
+and what is allowed; except that a private value (the data, a query answer, anything
+computed from them: their entries, shapes or counts) is never shown, only what was
+allowed (:func:`privkit._validation.private_fail`, issue 22): a message is part of what a
+caller receives, and whether an error is raised depends on public things only.
 
 .. versionadded:: 0.1.0
 """
@@ -17,6 +20,7 @@ __all__ = [
     "LooseBoundWarning",
     "PrivacyLeakWarning",
     "PrivkitError",
+    "UnaccountedSpendWarning",
     "UnsupportedPlanError",
 ]
 
@@ -78,4 +82,14 @@ class LooseBoundWarning(UserWarning):
     """A number is a valid bound but known to be loose, or an approximation, not a bound.
 
     .. versionadded:: 0.1.0
+    """
+
+
+class UnaccountedSpendWarning(UserWarning):
+    """Privacy was spent where no budget filter counts it and the count is easy to lose:
+    a privkit estimator fitted, without ``budget_filter``, many times on the same data by
+    a scikit-learn search or cross-validation. Each fit spends its whole budget and each
+    fitted model reports one fit; the message gives the number of fits and their total.
+
+    .. versionadded:: 0.3.0
     """

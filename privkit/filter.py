@@ -1,12 +1,20 @@
 """The budget filter: spend privacy block by block, never past a limit.
 
+A filter is one state: it refuses to be pickled or copied (a copy in another process
+would spend on a state of its own, and the spends would never add up), and a filter that
+a forked child inherited refuses to spend there. :meth:`BudgetFilter.shared` gives the
+form that crosses process boundaries (:class:`~privkit.SharedBudgetFilter`).
+
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.3.0
+   Pickling and copying are refused; :meth:`BudgetFilter.shared`.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import attrs
 
@@ -17,12 +25,32 @@ from privkit.guarantees import ApproxDP, Guarantee, PureDP
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Leaf, PlanNode
 
+if TYPE_CHECKING:
+    from privkit.shared_filter import SharedBudgetFilter
+
 __all__ = ["Budget", "BudgetFilter", "FilterEntry"]
 
 #: Relative slack in budget comparisons, to absorb floating-point rounding in sums
 #: (0.1 + 0.2 > 0.3 in binary floating point). 1e-12 of the limit is far below anything
 #: that matters for privacy, and keeps exact-fit spends from being refused.
 _SLACK = 1e-12
+
+#: The current process id, kept by a fork hook rather than asked of the kernel on every
+#: spend: a filter compares it with the id of the process that made it.
+_PID = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    global _PID
+    _PID = os.getpid()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def current_pid() -> int:
+    """The id of the running process (kept up to date across ``fork``)."""
+    return _PID
 
 
 @attrs.frozen(kw_only=True)
@@ -51,6 +79,13 @@ class BudgetFilter:
     ``spend(block)`` either fits, and is recorded, or raises
     :class:`~privkit.errors.BudgetExceededError` and changes nothing. Check-and-record is
     atomic, so concurrent threads never overspend.
+
+    A filter is one state. It cannot be pickled or copied, and a copy that a forked child
+    process inherited refuses to spend: either would spend on a state of its own that
+    this filter never sees. To spend one budget from worker processes (a
+    ``multiprocessing`` pool, a ``ProcessPoolExecutor``, joblib, or scikit-learn with
+    ``n_jobs > 1``), share it: ``with budget.shared() as shared:`` and hand ``shared``
+    to the workers (see :meth:`shared`).
 
     Parameters
     ----------
@@ -110,9 +145,11 @@ class BudgetFilter:
         self._accountant = _filter_accountant(accountant)
         self._relation = None if relation is None else Neighbouring.parse(relation, owner=owner)
         self._limit = self._accountant.filter_limit(self._epsilon, self._delta)
-        self._entries: tuple[FilterEntry, ...] = ()
+        self._entries: list[FilterEntry] = []
+        self._history: tuple[FilterEntry, ...] = ()  # the entries as last read
         self._total: Any = None
         self._lock = threading.Lock()
+        self._pid = _PID
 
     # -- state ------------------------------------------------------------------------------
 
@@ -136,7 +173,10 @@ class BudgetFilter:
     @property
     def history(self) -> tuple[FilterEntry, ...]:
         """Every accepted spend, in order."""
-        return self._entries
+        with self._lock:  # a spend appends in O(1); the tuple is rebuilt on read
+            if len(self._history) != len(self._entries):
+                self._history = tuple(self._entries)
+            return self._history
 
     @property
     def rho_limit(self) -> float | None:
@@ -180,6 +220,8 @@ class BudgetFilter:
 
     def can_spend(self, block: Block, *, delta: float | None = None) -> bool:
         """Whether ``spend(block, delta=delta)`` would succeed now."""
+        if self._pid != _PID:
+            self._refuse_copy("can_spend")
         entry = self.cost(block, delta=delta)
         with self._lock:
             return self._fits(entry) is not None
@@ -193,7 +235,12 @@ class BudgetFilter:
             If the block would take the filter over its limit. The filter is unchanged.
         InvalidParameterError, IncompatibleCompositionError, UnsupportedPlanError
             For a bad block or delta. The filter is unchanged.
+        RuntimeError
+            In a forked child process that inherited this filter (see the class
+            docstring). Nothing is spent.
         """
+        if self._pid != _PID:
+            self._refuse_copy("spend")
         entry = self.cost(block, delta=delta)
         with self._lock:
             total = self._fits(entry)
@@ -212,7 +259,7 @@ class BudgetFilter:
                     f"cannot spend a {block.relation.name} block in a "
                     f"{self._relation.name} filter"
                 )
-            self._entries = (*self._entries, entry)
+            self._entries.append(entry)
             self._total = total
         return entry
 
@@ -222,16 +269,52 @@ class BudgetFilter:
                  else self._accountant.sequential([self._total, entry.cost]))
         return total if self._accountant.filter_fits(total, self._limit, _SLACK) else None
 
-    # -- pickling (the lock is not state) ------------------------------------------------------
+    # -- one state across processes -----------------------------------------------------------
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
+    def shared(self) -> SharedBudgetFilter:
+        """This filter's state, shared with other processes.
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        Returns a :class:`~privkit.SharedBudgetFilter`: a context manager whose handles
+        pickle into worker processes (``multiprocessing`` with fork or spawn,
+        ``concurrent.futures.ProcessPoolExecutor``, joblib's loky backend, so
+        scikit-learn's ``n_jobs > 1``) and spend on this filter, atomically: a spend from
+        any process either fits and is recorded here or is refused and changes nothing.
+        Close it (leave the ``with`` block) when the workers are done.
+
+        Examples
+        --------
+        >>> from privkit import BudgetFilter
+        >>> budget = BudgetFilter(epsilon=1.0)
+        >>> with budget.shared() as shared:
+        ...     pass  # pool.map(work, [shared] * 8): each worker calls shared.spend(...)
+        >>> budget.spent.epsilon
+        0.0
+
+        .. versionadded:: 0.3.0
+        """
+        if self._pid != _PID:
+            self._refuse_copy("shared")
+        from privkit.shared_filter import SharedBudgetFilter
+
+        return SharedBudgetFilter(self)
+
+    def _refuse_copy(self, method: str) -> NoReturn:
+        raise RuntimeError(
+            f"BudgetFilter.{method}: this filter was made in process {self._pid} and "
+            f"inherited by process {_PID} through fork; a spend here would be recorded on "
+            "this copy only, unseen by the original. Share the filter before starting the "
+            "workers: `with budget.shared() as shared:` and use `shared` in the workers"
+        )
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        raise TypeError(
+            "a BudgetFilter cannot be pickled or copied: a copy (in a worker process, or "
+            "in this one) would spend on a state of its own, and its spends would never "
+            "reach this filter. To spend one budget from worker processes, share it: "
+            "`with budget.shared() as shared:` and pass `shared` (it pickles into "
+            "multiprocessing, concurrent.futures and joblib workers, scikit-learn's "
+            "n_jobs included, and spends on this filter)"
+        )
 
     def __repr__(self) -> str:
         return (f"BudgetFilter(limit={self.limit}, accountant={self.accountant!r}, "

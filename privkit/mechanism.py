@@ -25,6 +25,29 @@ mechanism on one query answer, whatever that answer's shape (a vector-valued que
 one query; its sensitivity covers every coordinate); ``size=s`` draws ``prod(s)``
 independent runs.
 
+**Query answers are private** (issue 22): whether ``release``/``simulate`` succeeds, and
+every message it gives, depends on public things only, by one rule for every mechanism:
+
+* *the form* of the answer, its dtype and, where the mechanism declares one, its shape
+  (a vector of utilities with at least one candidate, a square matrix, ``n_classes``
+  columns), is checked, and a refusal shows neither the value nor its shape
+  (:func:`privkit._validation.private_fail`);
+* *values beyond the range a mechanism represents*, infinities included, are clamped
+  onto a public range the mechanism states (:meth:`AdditiveMechanism.clamp_bound` for
+  additive noise, :data:`FLOAT_BOUND` for answers that are only compared or subtracted,
+  the categories of randomized response, ``[0, 2^62]`` for counts). A clamp applied
+  coordinate by coordinate is 1-Lipschitz in every coordinate, so the clamped query moves
+  at most as far as the query in the L1, L2 and L-infinity norms (and utilities that move
+  together still do): it is part of the query, at no cost in privacy;
+* *NaN*, and a non-integer where the mechanism declares integer answers, are refused
+  with a message that shows nothing of the value. No query that meets its declaration
+  answers so (``|NaN - x| <= Δ`` holds for no ``x``; an integer-valued query answers
+  integers on every dataset), so the refusal happens on no dataset for such a query: it
+  does not depend on the data. Any value put in its place would be released under a
+  guarantee privkit cannot prove. Non-finite *records* are mapped by estimators before
+  the query is computed;
+* an empty answer (no coordinates) releases an empty array; nothing loops on any input.
+
 Adding a mechanism touches one file: the README's "Adding a mechanism" example defines
 one in a dozen lines and plans, accounts, serialises, releases and audits it
 (``tests/core/test_readme.py`` runs it).
@@ -55,6 +78,7 @@ from privkit.plan import Leaf
 from privkit.rng import RNGLike, as_generator
 
 __all__ = [
+    "FLOAT_BOUND",
     "AdditiveMechanism",
     "Mechanism",
     "Size",
@@ -71,6 +95,13 @@ __all__ = [
 Size = int | tuple[int, ...] | None
 
 _REGISTRY: dict[str, type[Mechanism]] = {}
+
+#: The public range ``[-FLOAT_BOUND, FLOAT_BOUND]`` onto which :func:`as_value` clamps real
+#: answers (infinities included) by default: the range of the mechanisms that only compare
+#: or subtract answers (selection, sparse vector). 2^1000 (about 1.07e301) is beyond any
+#: answer a query in real units gives, and the difference of two such answers, 2^1001,
+#: is still a finite double.
+FLOAT_BOUND = 2.0**1000
 
 
 def registered_mechanisms() -> dict[str, type[Mechanism]]:
@@ -161,7 +192,8 @@ class Mechanism(Leaf):
         return sensitivity.relation
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[Any]:
-        """The query answer as an array; refuses what this mechanism cannot take."""
+        """The query answer as an array, mapped into this mechanism's public range; refuses
+        what it cannot take by the module's rule (never showing the value)."""
         return as_value(value, owner)
 
     def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
@@ -264,7 +296,8 @@ def mechanism_from_spec(kind: str, body: Any, relation: Neighbouring) -> Mechani
     """
     cls = registered_mechanisms()[kind]
     if not isinstance(body, dict):
-        raise check.fail(kind, body, "an object of the mechanism's fields", "a plan file")
+        raise InvalidParameterError(f"`{kind}` must be an object of the mechanism's fields "
+                                    f"in a plan file (got a {type(body).__name__})")
     kwargs: dict[str, Any] = {}
     expected: dict[str, bool] = {}
     for field in attrs.fields(_attrs_class(cls)):
@@ -284,14 +317,18 @@ def mechanism_from_spec(kind: str, body: Any, relation: Neighbouring) -> Mechani
             expected[name] = field.default is attrs.NOTHING
             if name in body:
                 kwargs[name] = body[name]
-    unknown = sorted(set(body) - set(expected))
+    # The messages name keys, never the values under them: a key that is not a field
+    # may hold anything (data pasted by mistake included).
+    unknown = sorted(map(str, set(body) - set(expected)))
     if unknown:
-        raise check.fail(kind, body, f"an object with keys among {sorted(expected)}",
-                         "a plan file", f"unknown key(s) {unknown}")
+        raise InvalidParameterError(
+            f"`{kind}` must be an object with keys among {sorted(expected)} in a plan file; "
+            f"unknown key(s) {unknown}")
     missing = sorted(k for k, required in expected.items() if required and k not in body)
     if missing:
-        raise check.fail(kind, body, f"an object with the key(s) {missing}", "a plan file",
-                         "a sensitivity is never assumed: write it")
+        raise InvalidParameterError(
+            f"`{kind}` must be an object with the key(s) {missing} in a plan file; a "
+            "sensitivity is never assumed: write it")
     mechanism = cls(**kwargs)
     if mechanism.relation is not relation:
         raise check.fail("relation", relation.value, f"'{mechanism.relation.value}' for a "
@@ -335,8 +372,43 @@ class AdditiveMechanism(Mechanism):
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                 **options: Any) -> NDArray[Any]:
+        # Plain floats represent any answer up to FLOAT_BOUND: simulate clamps onto that
+        # range only (release clamps onto the grid's, clamp_bound, which can be far
+        # narrower when the noise is fine: algorithms simulate such noise on purpose).
+        if options.get("integer_valued", False):
+            _grid_module().check_integers(value, f"{type(self).__name__}.simulate")
+        clamped: NDArray[np.float64] = np.clip(value, -FLOAT_BOUND, FLOAT_BOUND)
         noise = self._standard_noise(value.ndim)(rng, shape + value.shape)
-        return value + self.noise_scale * noise
+        return clamped + self.noise_scale * noise
+
+    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[Any]:
+        # No clamp here: release clamps on the grid, simulate in _sample (clamp_bound).
+        return as_value(value, owner, bound=math.inf)
+
+    def clamp_bound(self, dimension: int = 1, *, integer_valued: bool = False) -> float:
+        """The public range of this mechanism's releases: each coordinate of a
+        ``dimension``-coordinate answer is clamped onto ``[-clamp_bound, clamp_bound]``
+        (infinities included) before the noise is added by ``release``. (``simulate``,
+        with plain floats, clamps onto ``[-FLOAT_BOUND, FLOAT_BOUND]`` only.)
+
+        It is ``(2^52 - 1) g`` for the power-of-two grid step ``g`` of
+        ``privkit/mechanisms/_grid.py``, a function of ``noise_scale``, the sensitivity,
+        ``dimension`` and ``integer_valued`` only: the largest answer the grid's exact
+        integer arithmetic holds (2^28, about 2.7e8, for a scalar Laplace of noise scale
+        1 and sensitivity 1). The clamp costs no privacy (see the module docstring). Centre
+        a query by a public offset to keep its answers inside; a smaller unit cannot help
+        (the grid scales with it). Raises, naming ``noise_scale``, where no safe grid
+        exists (``release`` refuses those parameters too).
+        """
+        owner = f"{type(self).__name__}.clamp_bound"
+        given: Any = dimension
+        if isinstance(given, bool) or not isinstance(given, numbers.Integral) or given < 0:
+            raise check.fail("dimension", given, "an integer >= 0", owner)
+        d = max(int(given), 1)  # as on the grid: an empty answer counts as one coordinate
+        penalty = float(d) if self.sensitivity.norm is Norm.L1 else math.sqrt(d)
+        bound: float = _grid_module().clamp_bound(self.noise_scale, self.sensitivity.value,
+                                                  penalty, integer_valued, owner)
+        return bound
 
     def release(self, value: ArrayLike, *, rng: RNGLike = None, size: Size = None,
                 **options: Any) -> NDArray[Any]:
@@ -346,7 +418,7 @@ class AdditiveMechanism(Mechanism):
         generator: Any = rng
         if (type(scalar) is float and size is None and not options
                 and type(generator) is np.random.Generator and math.isfinite(scalar)
-                and type(self)._prepare is Mechanism._prepare):
+                and type(self)._prepare is AdditiveMechanism._prepare):
             out = self._release(cast(Any, scalar), generator, ())
             record(self, 1)
             return out
@@ -354,7 +426,7 @@ class AdditiveMechanism(Mechanism):
 
     def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                  **options: Any) -> NDArray[Any]:
-        release_on_grid = _grid_release()
+        release_on_grid = _grid_module().release_on_grid
         ndim = value.ndim if isinstance(value, np.ndarray) else 0  # a float on the fast path
         penalty: Callable[[int], float] = (
             float if self.sensitivity.norm is Norm.L1 else math.sqrt)
@@ -371,32 +443,35 @@ def _attrs_class(cls: type[Mechanism]) -> Any:
     return cls
 
 
-_GRID_RELEASE: list[Callable[..., Any]] = []
+_GRID: list[Any] = []
 
 
-def _grid_release() -> Callable[..., Any]:
-    """``privkit.mechanisms._grid.release_on_grid``, imported on first use (the core does
-    not import the mechanisms package at import time)."""
-    if not _GRID_RELEASE:
-        from privkit.mechanisms._grid import release_on_grid
+def _grid_module() -> Any:
+    """``privkit.mechanisms._grid``, imported on first use (the core does not import the
+    mechanisms package at import time)."""
+    if not _GRID:
+        from privkit.mechanisms import _grid
 
-        _GRID_RELEASE.append(release_on_grid)
-    return _GRID_RELEASE[0]
+        _GRID.append(_grid)
+    return _GRID[0]
 
 
-def as_value(value: ArrayLike, owner: str) -> NDArray[np.float64]:
-    """The query answer as a float array; refuses NaN, infinities, bools and non-numbers."""
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise check.fail("value", value, "a real number or an array of real numbers",
-                         owner) from exc
-    if raw.dtype.kind not in "iuf":
-        raise check.fail("value", value, "a real number or an array of real numbers "
-                         "(not bools, strings or objects)", owner)
-    array = raw.astype(float)
-    if not np.all(np.isfinite(array)):
-        raise check.fail("value", value, "finite (no NaN or infinity)", owner)
+def as_value(value: ArrayLike, owner: str, *, bound: float = FLOAT_BOUND
+             ) -> NDArray[np.float64]:
+    """The (private) query answer as a float array, clamped onto ``[-bound, bound]``.
+
+    By the module's rule: a dtype that is not integer or float (bools, strings, objects,
+    complex numbers, ragged nesting) and NaN are refused without showing the value
+    (:func:`privkit._validation.private_fail`); entries beyond ``bound``, infinities
+    included, are clamped onto it (``bound=math.inf``: no clamp, the caller clamps).
+    The input is never modified; a float64 array is not copied unless clamped.
+    """
+    raw = check.private_array("value", value, owner)
+    array: NDArray[np.float64] = np.asarray(raw, dtype=np.float64)
+    if array.size and math.isnan(array.min()):  # min propagates NaN: one pass, no copy
+        raise check.private_nan("value", owner)
+    if bound < math.inf:
+        array = np.clip(array, -bound, bound)
     return array
 
 

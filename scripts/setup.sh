@@ -7,6 +7,18 @@
 # under build/ that mypy can see (the default editable hook hides the mapped packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# pyspark (the `spark` extra, for privkit.algorithms.analytics on Spark) runs on a Java
+# runtime (17 or later): install Debian's when there is none.
+if ! command -v java >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=$([ "$(id -u)" -eq 0 ] || echo sudo)
+        $SUDO apt-get update -qq
+        $SUDO apt-get install -y -qq default-jre-headless >/dev/null \
+            || $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    else
+        echo "setup: no java and no apt-get; install a Java 17+ runtime for pyspark" >&2
+    fi
+fi
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv

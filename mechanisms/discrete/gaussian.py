@@ -18,7 +18,8 @@ from privkit.guarantees import ZCDP, Guarantee
 from privkit.mechanism import AdditiveMechanism, WorstCase, noise_scale_field, sensitivity_field
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 
-from .laplace import as_integers
+from .._validators import add_integer_noise
+from .laplace import DiscreteLaplace, as_integers
 from .samplers import at_least, discrete_gaussian
 
 __all__ = ["DiscreteGaussian"]
@@ -86,19 +87,19 @@ class DiscreteGaussian(AdditiveMechanism):
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         return as_integers(value, owner)
 
+    clamp_bound = DiscreteLaplace.clamp_bound
+
     def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                  **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
         # 20 bits of relative precision keep the sampler's exact integer arithmetic in int64
         # for sigma up to ~40,000 (beyond, it switches to Python integers, still exact).
         sigma2 = at_least(self.noise_scale**2, relative_precision_bits=20)
-        out: NDArray[np.int64] = value + discrete_gaussian(rng, sigma2,
-                                                           math.prod(full)).reshape(full)
-        return out
+        noise = discrete_gaussian(rng, sigma2, math.prod(full)).reshape(full)
+        return add_integer_noise(value, noise, f"{type(self).__name__}.release")
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                 **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
-        noise = np.rint(rng.standard_normal(full) * self.noise_scale).astype(np.int64)
-        out: NDArray[np.int64] = value + noise
-        return out
+        noise = np.rint(rng.standard_normal(full) * self.noise_scale)
+        return add_integer_noise(value, noise, f"{type(self).__name__}.simulate")

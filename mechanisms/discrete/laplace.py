@@ -14,27 +14,21 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
 from privkit.guarantees import Guarantee, PureDP
-from privkit.mechanism import (
-    AdditiveMechanism,
-    WorstCase,
-    as_value,
-    noise_scale_field,
-    sensitivity_field,
-)
+from privkit.mechanism import AdditiveMechanism, WorstCase, noise_scale_field, sensitivity_field
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 
+from .._validators import INTEGER_BOUND, add_integer_noise, integer_answers
 from .samplers import at_least, discrete_laplace
 
 __all__ = ["DiscreteLaplace", "as_integers"]
 
 
 def as_integers(value: ArrayLike, owner: str) -> NDArray[np.int64]:
-    """The query answer as int64; refuses non-integer values (say, 2.5)."""
-    x = as_value(value, owner)
-    if not np.all(x == np.rint(x)) or np.any(np.abs(x) >= 2.0**62):
-        raise check.fail("value", value, "integer-valued (and below 2^62 in magnitude)", owner,
-                         "round the query to integers first, or use the continuous mechanism")
-    return x.astype(np.int64)
+    """The (private) query answer as int64, clamped onto ``[-2^62, 2^62]`` (infinities
+    included; the public range of the discrete mechanisms, see ``clamp_bound``); refuses
+    NaN and non-integer values (say, 2.5) without showing them."""
+    return integer_answers(value, owner, low=-INTEGER_BOUND, high=INTEGER_BOUND,
+                           allowed="an integer or an array of integers")
 
 
 @attrs.frozen(kw_only=True)
@@ -105,16 +99,21 @@ class DiscreteLaplace(AdditiveMechanism):
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         return as_integers(value, owner)
 
+    def clamp_bound(self, dimension: int = 1, *, integer_valued: bool = False) -> float:
+        """2^62 whatever the dimension: answers are clamped onto ``[-2^62, 2^62]``, so
+        that an answer plus noise stays in int64 (no privacy cost, see
+        ``privkit.mechanism``)."""
+        return float(INTEGER_BOUND)
+
     def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                  **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
         noise = discrete_laplace(rng, at_least(self.noise_scale), math.prod(full))
-        out: NDArray[np.int64] = value + noise.reshape(full)
-        return out
+        return add_integer_noise(value, noise.reshape(full), f"{type(self).__name__}.release")
 
     def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
                 **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
         p = -math.expm1(-1.0 / self.noise_scale)
-        out: NDArray[np.int64] = value + rng.geometric(p, full) - rng.geometric(p, full)
-        return out
+        return add_integer_noise(value, rng.geometric(p, full) - rng.geometric(p, full),
+                                 f"{type(self).__name__}.simulate")

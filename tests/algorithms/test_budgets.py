@@ -35,23 +35,33 @@ def data(n=400, d=6, classes=2, seed=0):
 
 
 ESTIMATORS = [
-    (OutputPerturbationClassifier(epsilon=0.7, random_state=0), 2),
-    (OutputPerturbationClassifier(epsilon=0.7, loss="logistic", random_state=0), 3),
-    (ObjectivePerturbationClassifier(epsilon=0.7, random_state=0), 2),
-    (ObjectivePerturbationClassifier(epsilon=0.05, random_state=0), 3),
+    (OutputPerturbationClassifier(epsilon=0.7, classes=[0, 1], random_state=0), 2),
+    (OutputPerturbationClassifier(epsilon=0.7, classes=[0, 1, 2], loss="logistic",
+                                  random_state=0), 3),
+    (OutputPerturbationClassifier(epsilon=2.0, delta=1e-5, random_state=0), 2),
+    (ObjectivePerturbationClassifier(epsilon=0.7, classes=[0, 1], random_state=0), 2),
+    (ObjectivePerturbationClassifier(epsilon=0.05, classes=[0, 1, 2], random_state=0), 3),
+    (ObjectivePerturbationClassifier(epsilon=2.0, delta=1e-5, random_state=0), 3),
     (DPPCA(n_components=2, epsilon=0.7, delta=1e-5, random_state=0), 2),
-    (DPDRDPMLClassifier(epsilon=0.1, delta=1e-4, n_components=3, random_state=0), 2),
-    (DPDRDPMLClassifier(epsilon=2.0, delta=1e-5, n_components=3, random_state=0), 3),
-    (FedDPDRDPMLClassifier(epsilon=0.5, delta=1e-4, n_components=3, random_state=0), 2),
+    (DPDRDPMLClassifier(epsilon=0.1, delta=1e-4, n_components=3, classes=[0, 1],
+                        random_state=0), 2),
+    (DPDRDPMLClassifier(epsilon=2.0, delta=1e-5, n_components=3, classes=[0, 1, 2],
+                        random_state=0), 3),
+    (DPDRDPMLClassifier(epsilon=8.0, delta=1e-3, n_components=3, random_state=0), 2),
+    (FedDPDRDPMLClassifier(epsilon=0.5, delta=1e-4, n_components=3, classes=[0, 1],
+                           random_state=0), 2),
+    (FedDPDRDPMLClassifier(epsilon=8.0, delta=1e-3, n_components=3, random_state=0), 2),
     (PrivateSVDD(epsilon=0.7, n_components=50, random_state=0), 2),
     (EquilibriumPointClassifier(epsilon=2.0, delta=1e-5, n_components=50, random_state=0), 2),
-    (SVMWeightClassifier(epsilon=0.7, n_components=50, random_state=0), 3),
-    (SVMSemiClassifier(epsilon=0.7, n_components=50, random_state=0), 3),
-    (LPSVMClassifier(epsilon=1.0, random_state=0), 2),
+    (SVMWeightClassifier(epsilon=0.7, n_components=50, classes=[0, 1, 2], random_state=0), 3),
+    (SVMSemiClassifier(epsilon=0.7, n_components=50, classes=[0, 1, 2], random_state=0), 3),
+    (LPSVMClassifier(epsilon=1.0, classes=[0, 1], random_state=0), 2),
+    (LPSVMClassifier(epsilon=4.0, random_state=0), 2),
     (DPKMeans(4, epsilon=0.7, delta=1e-5, random_state=0), 2),
-    (KMeansNystromClassifier(8, epsilon=0.7, delta=1e-5, random_state=0), 3),
+    (KMeansNystromClassifier(8, epsilon=0.7, delta=1e-5, classes=[0, 1, 2], random_state=0),
+     3),
     (PrivateKernelMean(epsilon=0.7, delta=1e-5, random_state=0), 2),
-    (DPKSVMELCorrected(epsilon=0.7, random_state=0), 2),
+    (DPKSVMELCorrected(epsilon=0.7, classes=[0, 1], random_state=0), 2),
     pytest.param(DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sampling_rate=0.1, epochs=2,
                                 random_state=0), 2, marks=pytest.mark.slow),
 ]
@@ -85,10 +95,10 @@ def test_dpdr_dpml_spends_more_than_seed_004s_split():
     more epsilon than the split's and the total is still the budget."""
     from privkit import tightest
 
-    clf = DPDRDPMLClassifier(epsilon=0.1, delta=1e-4, n_components=3)
-    eps1, eps2 = clf._budget(400, 2)
+    clf = DPDRDPMLClassifier(epsilon=0.1, delta=1e-4, n_components=3, classes=[0, 1])
+    eps1, eps2 = clf._budget(400, 2, 0.1, 1e-4)
     assert eps1 > 0.05
     assert eps2 > 0.05
     assert eps1 == pytest.approx(eps2)
-    split = clf._part_plan(400, 2, 0.05, 0.05)
+    split = clf._part_plan(400, 2, 0.05, 0.05, 1e-4)
     assert tightest(split, delta=1e-4).epsilon < 0.099

@@ -57,3 +57,63 @@ def test_adult_scaling_uses_public_bounds_only():
                          39 / 98]) / np.sqrt(14)
     np.testing.assert_allclose(X[0, :6], expected)
     assert np.sum(X[0, 6:] > 0) == 8
+
+
+def _write(tmp_path, text, name="data.csv.gz"):
+    import gzip
+
+    file = tmp_path / name
+    with gzip.open(file, "wt") as handle:
+        handle.write(text)
+    return file
+
+
+_ROW = "below the header (blank lines not counted)"
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("a,b,label\n1,2,0\n1,SECRET-7,1\n", f"row 2 {_ROW}, column 2 is not a number"),
+    ("a,b,label\n1,2,0\n\n3,4,1\n5,SECRET-7\n", f"row 3 {_ROW} has 2"),
+    ("a,b,label\n1,2,0\n3,4,0.5\n", f"row 2 {_ROW}, column 3 does not"),
+    ("a,b,label\n1,2,nan\n", f"row 1 {_ROW}, column 3"),
+])
+def test_malformed_files_are_located_not_quoted(tmp_path, text, where):
+    """The cells are private: the error says which row and column are malformed and
+    what is allowed, never what the cell holds (numpy's own message quoted it)."""
+    with pytest.raises(ValueError) as info:
+        load_csv(_write(tmp_path, text))
+    message = str(info.value)
+    assert where in message
+    assert "SECRET" not in message
+    assert "0.5" not in message
+    assert info.value.__cause__ is None
+
+
+def test_a_file_that_is_not_gzip_is_refused_without_its_bytes(tmp_path):
+    file = tmp_path / "data.csv.gz"
+    file.write_bytes(b"SECRET,1\n")
+    with pytest.raises(ValueError, match="readable") as info:
+        load_csv(file)
+    assert "SECRET" not in str(info.value)
+
+
+def test_no_rows_load_as_zero_rows_without_a_warning(tmp_path):
+    """The number of rows is private (add-remove): a header alone is zero rows, with
+    no warning that would say so."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        X, y = load_csv(_write(tmp_path, "a,b,c,label\n"))
+    assert caught == []
+    assert X.shape == (0, 3)
+    assert y.shape == (0,)
+    assert y.dtype == np.int64
+
+
+def test_non_finite_features_load_as_they_are(tmp_path):
+    """nan and inf features are data, mapped to neutral records by the estimators."""
+    X, y = load_csv(_write(tmp_path, "a,b,label\nnan,2,0\ninf,-1e400,1\n", "plain.csv.gz"))
+    assert np.isnan(X[0, 0])
+    assert np.isinf(X[1]).all()
+    np.testing.assert_array_equal(y, [0, 1])

@@ -1,5 +1,6 @@
-"""The DP-SGD linear SVM: calibration, ledger, accounting, audit."""
+"""The DP-SGD linear SVM: calibration, ledger, accounting, transcript, audit."""
 
+import math
 import warnings
 
 import numpy as np
@@ -18,13 +19,16 @@ def data(n=2000, d=5, seed=0):
 
 def test_fit_accounts_every_step_and_meets_the_budget():
     """The noise multiplier is calibrated so the tightest bound meets (1, 1e-5); the ledger
-    holds exactly the steps that ran; opacus's hook and privkit agree on epsilon."""
+    holds exactly the steps that ran (ceil(3 / 0.05) = 60); opacus's hook and privkit
+    agree on epsilon."""
     X, y = data()
-    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sampling_rate=0.05, epochs=3, random_state=0)
+    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, classes=[0, 1], sampling_rate=0.05,
+                         epochs=3, random_state=0)
     svm.fit(X, y)
     assert isinstance(svm.plan_, Repeat)
     assert isinstance(svm.plan_.block, PoissonSubsample)
     assert svm.plan_.count == svm.n_steps_ == 60
+    assert svm.plan_.block.sampling_rate == svm.sampling_rate_ == 0.05
     assert svm.ledger_.compare(svm.plan_).matches
     assert svm.guarantee_.within(ApproxDP(epsilon=1.0, delta=1e-5))
     assert svm.guarantee_.epsilon_at(1e-5) == pytest.approx(1.0, rel=1e-4)
@@ -47,6 +51,127 @@ def test_bad_loss_is_refused():
     X, y = data(n=50)
     with pytest.raises(ValueError, match="`loss` must be 'huber' or 'hinge'"):
         DPSGDLinearSVM(loss="squared").fit(X, y)
+
+
+def test_schedule_and_noise_are_functions_of_public_parameters_only():
+    """Under add-remove n is private: 100 and 2000 rows give the same rate, step count
+    (ceil(epochs / q)), noise multiplier and plan, and plan() needs no n at all."""
+    params = dict(epsilon=1.0, delta=1e-5, classes=[0, 1], sampling_rate=0.026, epochs=1,
+                  random_state=0)
+    small, large = (DPSGDLinearSVM(**params).fit(*data(n=n)) for n in (100, 2000))
+    for name in ("sampling_rate_", "n_steps_", "noise_multiplier_", "accountant_epsilon_"):
+        assert getattr(small, name) == getattr(large, name)
+    assert small.n_steps_ == 39 == math.ceil(1 / 0.026)
+    assert small.plan_ == large.plan_ == DPSGDLinearSVM(**params).plan(n_features=5)
+    assert small.ledger_.compare(small.plan_).matches
+
+
+def test_private_label_set_is_accounted_and_composed():
+    """classes=None: the stability histogram takes LABEL_SHARE of epsilon and delta, the
+    steps are calibrated to the rest, and guarantee_ composes both to (1, 1e-5); the
+    ledger matches a plan that starts with the label release."""
+    from privkit import Sequential
+    from privkit.algorithms._labels import LABEL_SHARE
+    from privkit.mechanisms import StabilityHistogram
+
+    X, y = data(n=400)
+    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sampling_rate=0.1, epochs=1,
+                         random_state=0).fit(X, y)
+    np.testing.assert_array_equal(svm.classes_, [0, 1])
+    assert isinstance(svm.plan_, Sequential)
+    assert isinstance(svm.plan_.steps[0], StabilityHistogram)
+    assert svm.ledger_.compare(svm.plan_).matches
+    assert isinstance(svm.guarantee_, ApproxDP)
+    assert svm.guarantee_.epsilon == pytest.approx(1.0, rel=1e-4)
+    assert svm.guarantee_.epsilon <= 1.0 + 1e-9
+    assert svm.guarantee_.delta == pytest.approx(1e-5, rel=1e-12)
+    steps = svm.plan_.steps[1]
+    spent = tightest(steps, delta=(1 - LABEL_SHARE) * 1e-5).epsilon
+    assert spent == pytest.approx((1 - LABEL_SHARE) * 1.0, rel=1e-4)
+
+
+def test_one_released_label_trains_nothing_and_predicts_it():
+    """With one label in the data, the release keeps at most that label: no step runs,
+    the plan is the label release alone, predict returns the label for every query; with
+    no label released, predict raises an error naming the empty label set."""
+    X, _ = data(n=300)
+    y = np.full(300, 4)
+    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(svm.classes_, [4])
+    assert svm.n_steps_ == 0
+    assert not hasattr(svm, "coef_")
+    assert svm.ledger_.compare(svm.plan_).matches
+    np.testing.assert_array_equal(svm.predict(X[:3]), [4, 4, 4])
+    empty = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, random_state=0).fit(X[:2], y[:2])
+    assert empty.classes_.size == 0
+    with pytest.raises(ValueError, match="has no model"):
+        empty.predict(X[:3])
+
+
+def test_empty_and_non_finite_data_fit_like_any_other():
+    """n = 0 fits (an empty dataset neighbours a one-row one); a row with a non-finite
+    entry is removed, so it changes nothing, bit for bit; a finite row of norm 1e300 is
+    clipped in its gradient like any other: no warning, finite weights."""
+    params = dict(epsilon=1.0, delta=1e-5, classes=[0, 1], sampling_rate=0.2, epochs=1,
+                  random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        empty = DPSGDLinearSVM(**params).fit(np.empty((0, 5)), np.empty(0))
+        assert empty.coef_.shape == (1, 5)
+        X, y = data(n=60)
+        base = DPSGDLinearSVM(**params).fit(X, y)
+        nan = DPSGDLinearSVM(**params).fit(np.vstack([X, [[np.nan] + [0.0] * 4]]),
+                                           np.r_[y, 1])
+        huge = DPSGDLinearSVM(**params).fit(np.vstack([X, [[1e300, -1e300, 0, 0, 0]]]),
+                                            np.r_[y, 1])
+    np.testing.assert_array_equal(nan.coef_, base.coef_)
+    np.testing.assert_array_equal(nan.intercept_, base.intercept_)
+    assert np.all(np.isfinite(huge.coef_))
+
+
+def test_messages_do_not_quote_the_data():
+    """Unreadable inputs are refused naming X or y, without the sentinel value they hold
+    (scikit-learn's own messages print the array)."""
+    svm = DPSGDLinearSVM(classes=[0, 1])
+    for X, y in [(np.array([123456.789, 2.0]), np.array([0, 1])),
+                 (np.array([["123456.789", "abc"]], dtype=object), np.array([0])),
+                 (np.zeros((3, 2)), np.array([[123456.789, 1.0]] * 3))]:
+        with pytest.raises(ValueError) as info:
+            svm.fit(X, y)
+        assert "123456" not in str(info.value)
+        assert "`X`" in str(info.value) or "`y`" in str(info.value)
+
+
+def test_queries_are_validated_strictly():
+    """A non-finite query row is refused with a clear error, never given a class."""
+    X, y = data(n=100)
+    svm = DPSGDLinearSVM(classes=[0, 1], sampling_rate=0.5, epochs=1, random_state=0)
+    svm.fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        svm.predict(np.array([[np.nan, 0, 0, 0, 0]]))
+
+
+def test_budget_filter_is_charged_the_whole_claim_before_training():
+    """A basic filter is charged the fit's (epsilon, delta) as one claimed block (no
+    filter composes Poisson subsampling); a fit that does not fit is refused with
+    nothing run; delta = 0 (which no Gaussian step or label release meets) is refused
+    before the data are read."""
+    from privkit import BudgetFilter
+    from privkit.errors import BudgetExceededError
+
+    X, y = data(n=100)
+    budget = BudgetFilter(epsilon=1.5, delta=1e-4)
+    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sampling_rate=0.5, epochs=1,
+                         random_state=0)
+    svm.fit(X, y, budget_filter=budget)
+    assert budget.spent.epsilon == pytest.approx(1.0, rel=1e-5)
+    assert budget.spent.delta == pytest.approx(1e-5)
+    with pytest.raises(BudgetExceededError):
+        DPSGDLinearSVM(epsilon=1.0, delta=1e-5, classes=[0, 1], sampling_rate=0.5,
+                       epochs=1).fit(X, y, budget_filter=budget)
+    assert len(budget.history) == 1
+    with pytest.raises(ValueError, match=r"`delta` must be in \(0, 1\)"):
+        DPSGDLinearSVM(delta=0.0).fit(None, None)
 
 
 @pytest.mark.statistical
@@ -156,22 +281,6 @@ def test_tightest_calibration_is_the_smallest_per_accountant_multiplier():
                                       sample_rate=0.05, steps=40, accountant="rdp",
                                       epsilon_tolerance=1e-4)
     assert rdp == pytest.approx(theirs, rel=2e-3)
-
-
-def test_accounted_rate_is_opacus_rate_not_the_nominal_one():
-    """n=100, sampling_rate=0.026: batches of round(2.6)=3, 34 batches, so opacus samples
-    at 1/34 > 0.026; the plan accounts 1/34 for 34 epochs' steps, and the guarantee meets
-    the budget within 1%."""
-    X, y = data(n=100)
-    svm = DPSGDLinearSVM(epsilon=1.0, delta=1e-5, sampling_rate=0.026, epochs=1,
-                         random_state=0).fit(X, y)
-    assert svm.sampling_rate_ == pytest.approx(1 / 34)
-    assert svm.sampling_rate_ > 0.026
-    assert svm.n_steps_ == 34 == svm.plan_.count
-    assert svm.plan_.block.sampling_rate == pytest.approx(1 / 34)
-    assert svm.ledger_.compare(svm.plan_).matches
-    assert 0.99 <= svm.guarantee_.epsilon_at(1e-5) <= 1.0
-    assert svm.plan(n_samples=100, n_features=5) == svm.plan_
 
 
 def test_privacy_engine_refuses_bad_arguments():

@@ -103,7 +103,7 @@ def test_private_mode_accounting_and_accuracy():
 def test_paper_mode_has_no_guarantee_but_keeps_the_claim():
     X, y = _blobs(120)
     clf = EquilibriumPointClassifier(epsilon=1.0, mode="paper", n_components=50,
-                                     random_state=0).fit(X, y)
+                                     classes=[0, 1, 2], random_state=0).fit(X, y)
     assert clf.guarantee_ is None
     assert clf.paper_claim_.epsilon == 1.0
     # its released EPs are within lr * iters * sup|grad f| of the training rows
@@ -148,6 +148,7 @@ def test_audit_case_certifies_half_the_claim_and_never_more_than_guarantee(epsil
     data = np.asarray(case.pair.first)
     model = EquilibriumPointClassifier(epsilon=epsilon, delta=1e-5, nu=0.5, gamma=1.0,
                                        n_components=2, centre_share=0.9, r_max=0.5,
+                                       classes=[0.0, 1.0],
                                        random_state=0).fit(data[:, :1], data[:, 1])
     bound = model.guarantee_.epsilon_at(case.delta)
     assert case.epsilon == pytest.approx(bound)
@@ -171,13 +172,13 @@ def test_paper_audit_case_breaks_the_claim():
 def test_unique_rows_is_numpys_row_unique():
     """Same rows, same (lexicographic) order, same inverse as np.unique(axis=0), on small
     ranges (the mixed-radix path) and on extreme ones (the byte path)."""
-    from privkit.algorithms.equilibrium import _unique_rows
+    from privkit.algorithms._equilibrium_dynamics import unique_rows
 
     rng = np.random.default_rng(0)
     big = np.array([np.iinfo(np.int64).min, -1, 0, 1, np.iinfo(np.int64).max])
     for keys in (rng.integers(-3, 3, size=(200, 4)), rng.integers(-3, 3, size=(1, 1)),
                  rng.choice(big, size=(100, 3)), rng.integers(-2**40, 2**40, size=(50, 2))):
-        uniq, inverse = _unique_rows(keys)
+        uniq, inverse = unique_rows(keys)
         want, want_inverse = np.unique(keys, axis=0, return_inverse=True)
         assert np.array_equal(uniq, want)
         assert np.array_equal(inverse, want_inverse.ravel())
@@ -187,14 +188,14 @@ def test_unique_rows_is_numpys_row_unique():
 def test_predict_looks_up_the_cell_of_each_end_point(mode):
     """predict's vectorised lookup agrees with a per-row dictionary of the released cells,
     and rows whose cell was not released go to the nearest released cell."""
-    from privkit.algorithms.equilibrium import _cubes
+    from privkit.algorithms._equilibrium_dynamics import cubes
 
     X, y = _blobs(240)
     clf = EquilibriumPointClassifier(epsilon=50.0, delta=1e-5, n_components=60, r_max=0.25,
                                      mode=mode, random_state=0).fit(X, y)
     Q = np.random.default_rng(1).uniform(-1, 4, size=(150, 2))
     ends = descend(clf.features_, clf.centre_, Q, clf.learning_rate, clf.n_iter)
-    keys = _cubes(ends, 0.25)
+    keys = cubes(ends, 0.25)
     index = {tuple(k): i for i, k in enumerate(clf.cell_keys_)}
     hit = np.array([index.get(tuple(k), -1) for k in keys])
     assert 0 < (hit >= 0).sum() < hit.size  # both branches are exercised
@@ -206,8 +207,9 @@ def test_predict_looks_up_the_cell_of_each_end_point(mode):
 
 
 def test_plain_arrays_and_other_inputs_fit_the_same_model():
-    """The fast path for float64 arrays and integer labels fits what scikit-learn's full
-    validation fits (lists, float labels, string labels), and keeps its checks."""
+    """Float64 arrays and integer labels fit what lists, float labels and string labels
+    fit (the private label set released from them included); what scikit-learn refused
+    by value is now a neutral record (issue 22), and only the schema is refused."""
     X, y = _blobs(90)
     params = dict(epsilon=20.0, n_components=40, r_max=0.5, random_state=0)
     fast = EquilibriumPointClassifier(**params).fit(X, y)
@@ -221,13 +223,22 @@ def test_plain_arrays_and_other_inputs_fit_the_same_model():
         assert np.array_equal(slow.predict(X[:20]), classes[np.searchsorted(
             fast.classes_, fast.predict(X[:20]))])
     assert fast.n_features_in_ == 2
-    with pytest.raises(ValueError, match="Unknown label type"):
-        EquilibriumPointClassifier(**params).fit(X, y + 0.5)
-    with pytest.raises(ValueError, match="NaN"):
-        EquilibriumPointClassifier(**params).fit(np.where(X > 3, np.nan, X), y)
+    # labels outside the declared set: every record neutral, no cell, a constant answer
+    outside = EquilibriumPointClassifier(**params, classes=[0, 1, 2]).fit(X, y + 0.5)
+    assert outside.classes_.tolist() == [0, 1, 2]
+    assert outside.cell_keys_.shape == (0, 2)
+    assert outside.predict(X[:3]).tolist() == [0, 0, 0]
+    # rows with NaN are removed: the model fitted without them
+    holes = np.where(X > 3, np.nan, X)
+    kept = ~np.isnan(holes).any(axis=1)
+    assert 0 < kept.sum() < len(X)
+    a = EquilibriumPointClassifier(**params, classes=[0, 1, 2]).fit(holes, y)
+    b = EquilibriumPointClassifier(**params, classes=[0, 1, 2]).fit(X[kept], y[kept])
+    assert np.array_equal(a.cell_keys_, b.cell_keys_)
+    assert np.array_equal(a.centre_, b.centre_)
     with pytest.raises(ValueError, match="features"):
         fast.predict(X[:, :1])
-    with pytest.raises(ValueError, match="inconsistent"):
+    with pytest.raises(InvalidParameterError, match="one label per row"):
         EquilibriumPointClassifier(**params).fit(X, y[:-1])
 
 
@@ -257,18 +268,25 @@ def test_plans_are_memoised_on_every_parameter_but_the_seed():
     from privkit.neighbouring import Neighbouring
 
     X, y = _blobs(60)
-    a = EquilibriumPointClassifier(epsilon=3.0, random_state=0).fit(X, y)
-    b = EquilibriumPointClassifier(epsilon=3.0, random_state=1).fit(X, y)
+    a = EquilibriumPointClassifier(epsilon=3.0, classes=[0, 1, 2], random_state=0).fit(X, y)
+    b = EquilibriumPointClassifier(epsilon=3.0, classes=[0, 1, 2], random_state=1).fit(X, y)
     assert a.plan_ is b.plan_
     for change in ({"epsilon": 2.0}, {"delta": 1e-6}, {"nu": 0.1}, {"centre_share": 0.3},
                    {"relation": "add_remove"}, {"centre_noise": "gaussian"},
                    {"mode": "paper"}, {"n_components": 40}):
-        c = EquilibriumPointClassifier(**{"epsilon": 3.0, "random_state": 0, **change})
+        c = EquilibriumPointClassifier(**{"epsilon": 3.0, "random_state": 0,
+                                          "classes": [0, 1, 2], **change})
         plan = c.plan(n_samples=60, n_features=2, n_classes=3)
         assert plan != a.plan_
         relation = Neighbouring.parse(c.relation)
-        assert plan == c._build_plan_parts(relation, 3)[2]
-    assert a.plan(n_samples=60, n_features=2, n_classes=4) != a.plan_
+        assert plan == c._build_plan_parts(relation, 3, *c._stage_budget())[2]
+    four = EquilibriumPointClassifier(epsilon=3.0, classes=[0, 1, 2, 3])
+    assert four.plan(n_samples=60, n_features=2) != a.plan_
+    # without classes, the plan starts with the label release and the stage gets the rest
+    private = EquilibriumPointClassifier(epsilon=3.0).plan(n_samples=60, n_features=2,
+                                                           n_classes=3)
+    assert private.steps[0].n_classes == 1  # the label set's stability histogram
+    assert private.steps[1] != a.plan_
 
 
 def test_a_rows_end_point_does_not_depend_on_the_other_rows():

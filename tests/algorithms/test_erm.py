@@ -7,7 +7,6 @@ import pytest
 
 from privkit import PureDP, Repeat
 from privkit.algorithms import (
-    ClippedRowsWarning,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
     solve_erm,
@@ -58,7 +57,7 @@ def test_ledger_equals_plan_and_guarantee_is_accounted(cls, classes):
     """The ledger of what ran equals the declared plan, before and after fitting; the
     one-vs-rest budget (Huber loss) is split evenly and composes back to epsilon."""
     X, y = data(classes=classes)
-    clf = cls(epsilon=1.5, random_state=0)
+    clf = cls(epsilon=1.5, classes=np.arange(classes), random_state=0)
     declared = clf.plan(n_samples=X.shape[0], n_features=X.shape[1], n_classes=classes)
     clf.fit(X, y)
     assert clf.ledger_.compare(declared).matches
@@ -74,7 +73,8 @@ def test_output_perturbation_block_is_the_papers_noise():
     """beta = n Lambda eps / 2 (van der Reijden 2019, Algorithm 1), i.e. scale 2 / (n Lambda eps),
     plus the solver's tolerance term 2 tol / Lambda (an approximate minimiser with gradient
     norm <= tol is within tol / Lambda of the exact one)."""
-    block = OutputPerturbationClassifier(epsilon=0.5, regularization=0.01, tol=1e-8).plan(
+    block = OutputPerturbationClassifier(epsilon=0.5, classes=[0, 1], regularization=0.01,
+                                         tol=1e-8).plan(
         n_samples=1000, n_features=5)
     assert isinstance(block, L2Laplace)
     assert block.noise_scale == pytest.approx((2.0 / (1000 * 0.01) + 2e-8 / 0.01) / 0.5,
@@ -110,18 +110,6 @@ def test_minimiser_sensitivity_is_as_declared():
                                search_examples=100, rng=0)
     assert not result.violation
     assert result.largest > declared.value / 3
-
-
-def test_rows_beyond_the_bound_are_clipped_or_refused():
-    """clip=False refuses a row beyond row_norm_bound; clip=True fits, with a warning that
-    names how many rows were clipped."""
-    X, y = data()
-    X[0] *= 10
-    X[5] *= 3
-    with pytest.raises(ValueError, match=r"rows of norm at most row_norm_bound=1\.0"):
-        OutputPerturbationClassifier(clip=False).fit(X, y)
-    with pytest.warns(ClippedRowsWarning, match=r"2 of 300 rows have L2 norm above"):
-        OutputPerturbationClassifier(clip=True, random_state=0).fit(X, y)
 
 
 def test_invalid_parameters_are_refused_at_fit():
@@ -170,10 +158,11 @@ def test_threshold_task_needs_the_intercept(cls, loss):
     X, y = threshold_task()
     X_test, y_test = threshold_task(seed=1)
     for seed in range(5):
-        with_b = cls(epsilon=10.0, loss=loss, regularization=0.01, random_state=seed)
+        with_b = cls(epsilon=10.0, classes=[0, 1], loss=loss, regularization=0.01,
+                     random_state=seed)
         assert with_b.fit(X, y).score(X_test, y_test) >= 0.95
-        without = cls(epsilon=10.0, loss=loss, regularization=0.01, fit_intercept=False,
-                      random_state=seed)
+        without = cls(epsilon=10.0, classes=[0, 1], loss=loss, regularization=0.01,
+                      fit_intercept=False, random_state=seed)
         assert without.fit(X, y).score(X_test, y_test) <= 0.6
 
 
@@ -189,7 +178,7 @@ def test_intercept_model_is_liblinears():
     X = X * 4 + 1.0  # rows within norm B = 8, not centred
     B, a, lam = 8.0, 2.0, 0.05
     ours = OutputPerturbationClassifier(
-        epsilon=1e9, loss="logistic", regularization=lam, row_norm_bound=B,
+        epsilon=1e7, classes=[0, 1], loss="logistic", regularization=lam, row_norm_bound=B,
         intercept_scaling=a, tol=1e-11, random_state=0).fit(X, y)
     ref = LogisticRegression(solver="liblinear", C=1 / (200 * lam * (1 + a * a)),
                              intercept_scaling=a, tol=1e-12, max_iter=10_000).fit(X / B, y)
@@ -201,7 +190,8 @@ def test_multinomial_plan_is_one_draw_with_the_softmax_sensitivity():
     """Several classes with the logistic loss: one L2-Laplace block of sensitivity
     2 sqrt(2) / (n Lambda) + 2 tol / Lambda at the whole epsilon (no split), recorded once."""
     X, y = data(classes=4)
-    clf = OutputPerturbationClassifier(epsilon=2.0, loss="logistic", random_state=0)
+    clf = OutputPerturbationClassifier(epsilon=2.0, classes=np.arange(4), loss="logistic",
+                                       random_state=0)
     plan = clf.plan(n_samples=300, n_features=4, n_classes=4)
     assert isinstance(plan, L2Laplace)
     lam, tol = clf.regularization, clf.tol
@@ -212,7 +202,8 @@ def test_multinomial_plan_is_one_draw_with_the_softmax_sensitivity():
     assert len(clf.ledger_) == 1
     assert clf.coef_.shape == (4, 4)
     assert clf.guarantee_ == PureDP(epsilon=2.0)
-    ovr = OutputPerturbationClassifier(epsilon=2.0, loss="logistic", multi_class="ovr")
+    ovr = OutputPerturbationClassifier(epsilon=2.0, classes=np.arange(4), loss="logistic",
+                                       multi_class="ovr")
     assert isinstance(ovr.plan(n_samples=300, n_features=4, n_classes=4), Repeat)
     with pytest.raises(ValueError, match="`multi_class` must be 'auto' or 'ovr'"):
         ObjectivePerturbationClassifier(multi_class="multinomial").fit(X, y)
@@ -247,7 +238,8 @@ def test_probabilities_and_decision_function():
     classes, the multinomial model and one-vs-rest; the Huber model has none."""
     for classes, multi in [(2, "auto"), (3, "multinomial"), (3, "ovr")]:
         X, y = data(classes=classes)
-        clf = OutputPerturbationClassifier(epsilon=50.0, loss="logistic", multi_class=multi,
+        clf = OutputPerturbationClassifier(epsilon=50.0, classes=np.arange(classes),
+                                           loss="logistic", multi_class=multi,
                                            random_state=0).fit(X, y)
         p = clf.predict_proba(X)
         assert p.shape == (300, classes)
@@ -264,8 +256,8 @@ def test_sparse_input_gives_the_dense_model(cls):
 
     X, y = data()
     X[np.abs(X) < 0.05] = 0.0
-    dense = cls(epsilon=1.0, random_state=3).fit(X, y)
-    sparse = cls(epsilon=1.0, random_state=3).fit(sp.csr_matrix(X), y)
+    dense = cls(epsilon=1.0, classes=[0, 1], random_state=3).fit(X, y)
+    sparse = cls(epsilon=1.0, classes=[0, 1], random_state=3).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-6)
     np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
                                dense.decision_function(X), atol=1e-6)
@@ -279,10 +271,12 @@ def test_fit_spends_on_a_budget_filter_and_is_refused_past_it():
 
     X, y = data()
     budget = BudgetFilter(epsilon=2.5)
-    OutputPerturbationClassifier(epsilon=1.0, random_state=0).fit(X, y, budget_filter=budget)
-    ObjectivePerturbationClassifier(epsilon=1.0, random_state=0).fit(X, y, budget_filter=budget)
+    OutputPerturbationClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(
+        X, y, budget_filter=budget)
+    ObjectivePerturbationClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(
+        X, y, budget_filter=budget)
     assert budget.spent.epsilon == pytest.approx(2.0)
-    late = OutputPerturbationClassifier(epsilon=1.0, random_state=0)
+    late = OutputPerturbationClassifier(epsilon=1.0, classes=[0, 1], random_state=0)
     with pytest.raises(BudgetExceededError):
         late.fit(X, y, budget_filter=budget)
     assert budget.spent.epsilon == pytest.approx(2.0)
@@ -303,10 +297,12 @@ def test_pipeline_after_a_data_fitted_scaler_warns():
 
     X, y = data()
     with pytest.warns(PrivacyLeakWarning, match=r"after 'standardscaler' \(StandardScaler\)"):
-        make_pipeline(StandardScaler(), OutputPerturbationClassifier(random_state=0)).fit(X, y)
+        make_pipeline(StandardScaler(), OutputPerturbationClassifier(
+            classes=[0, 1], random_state=0)).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        make_pipeline(RowNormClipper(1.0), OutputPerturbationClassifier(random_state=0)).fit(X, y)
+        make_pipeline(RowNormClipper(1.0), OutputPerturbationClassifier(
+            classes=[0, 1], random_state=0)).fit(X, y)
 
 
 # -- 0.2.0: approximate minimisers, Newton polishing, the default Lambda ---------------------
@@ -322,7 +318,8 @@ def test_objective_plan_perturbs_the_solvers_residue(eps, branch):
     from privkit import Sequential
     from privkit.algorithms.erm import RESIDUAL_SHARE
 
-    clf = ObjectivePerturbationClassifier(epsilon=eps, regularization=0.01, tol=1e-7,
+    clf = ObjectivePerturbationClassifier(epsilon=eps, classes=[0, 1], regularization=0.01,
+                                          tol=1e-7,
                                           random_state=0)
     plan = clf.plan(n_samples=100, n_features=3)
     assert isinstance(plan, Sequential)
@@ -351,7 +348,7 @@ def test_approximate_minimiser_is_within_tol_over_lambda(loss, tol):
     add; checked against a solve to 1e-12, for the binary (Newton-polished) solver and
     the multinomial one above NEWTON_MAX_UNKNOWNS (L-BFGS only)."""
     from privkit.algorithms import solve_multinomial
-    from privkit.algorithms.erm import NEWTON_MAX_UNKNOWNS
+    from privkit.algorithms._solvers import NEWTON_MAX_UNKNOWNS
 
     X, y01 = data(n=200, d=5)
     y = 2.0 * y01 - 1.0
@@ -389,7 +386,7 @@ def test_default_regularization_is_the_documented_public_constant():
     for cls in (OutputPerturbationClassifier, ObjectivePerturbationClassifier):
         assert cls().regularization == DEFAULT_REGULARIZATION
     n, eps = 360, 1.0
-    objective = ObjectivePerturbationClassifier(epsilon=eps).plan(
+    objective = ObjectivePerturbationClassifier(epsilon=eps, classes=[0, 1]).plan(
         n_samples=n, n_features=64).children[0]
     eps1 = (1 - RESIDUAL_SHARE) * eps
     assert objective.regularization + objective.extra_regularization == pytest.approx(
@@ -415,9 +412,11 @@ def test_adult_defaults_do_not_predict_the_majority_class(adult):
     seeds, so no false failures); Lambda 0.01, the old default, gives the majority class."""
     X, y, X_test, y_test = adult
     for seed in range(3):
-        clf = ObjectivePerturbationClassifier(epsilon=1.0, random_state=seed).fit(X, y)
+        clf = ObjectivePerturbationClassifier(epsilon=1.0, classes=[0, 1],
+                                              random_state=seed).fit(X, y)
         assert clf.score(X_test, y_test) > 0.80
-    old = ObjectivePerturbationClassifier(epsilon=1.0, regularization=0.01, random_state=0)
+    old = ObjectivePerturbationClassifier(epsilon=1.0, classes=[0, 1], regularization=0.01,
+                                          random_state=0)
     assert old.fit(X, y).score(X_test, y_test) < 0.76
 
 
@@ -428,9 +427,11 @@ def test_multinomial_noise_is_sqrt_k_over_2_smaller_than_one_vs_rest():
     total norm sqrt(k) (d + 1) scale_ovr and the multinomial draw (L = sqrt 2) has
     k (d + 1) scale_multi: a ratio sqrt(k / 2), up to the tol term."""
     n, d, k, eps = 1000, 7, 10, 1.0
-    ovr = OutputPerturbationClassifier(epsilon=eps, loss="logistic", multi_class="ovr",
+    ovr = OutputPerturbationClassifier(epsilon=eps, classes=np.arange(k), loss="logistic",
+                                       multi_class="ovr",
                                        tol=1e-12).plan(n_samples=n, n_features=d, n_classes=k)
-    multi = OutputPerturbationClassifier(epsilon=eps, loss="logistic", tol=1e-12).plan(
+    multi = OutputPerturbationClassifier(epsilon=eps, classes=np.arange(k), loss="logistic",
+                                         tol=1e-12).plan(
         n_samples=n, n_features=d, n_classes=k)
     D = d + 1
     draws = multi.simulate(np.zeros(k * D), rng=0, size=4000)
@@ -445,9 +446,11 @@ def test_objective_perturbation_accepts_a_tight_tolerance():
     scale 2e-11 against weights of about 0.2) still fits, is recorded, and moves the
     weights by less than 1e-6 from the tol-1e-8 model of the same seed."""
     X, y = data()
-    tight = ObjectivePerturbationClassifier(epsilon=10.0, regularization=1.0, tol=1e-12,
+    tight = ObjectivePerturbationClassifier(epsilon=10.0, classes=[0, 1], regularization=1.0,
+                                            tol=1e-12,
                                             random_state=0).fit(X * 5, y)
     assert tight.ledger_.compare(tight.plan_).matches
-    loose = ObjectivePerturbationClassifier(epsilon=10.0, regularization=1.0, tol=1e-8,
+    loose = ObjectivePerturbationClassifier(epsilon=10.0, classes=[0, 1], regularization=1.0,
+                                            tol=1e-8,
                                             random_state=0).fit(X * 5, y)
     np.testing.assert_allclose(tight.coef_, loose.coef_, atol=1e-6)

@@ -10,8 +10,6 @@ from privkit.algorithms.kernel_mean import (
     PrivateKernelMean,
     kme_distance,
     mean_sensitivities,
-    mmd_null_threshold,
-    private_mmd_test,
 )
 from privkit.algorithms.nystrom import Kernel, NystromMap
 from privkit.audits.sensitivity import check_sensitivity
@@ -189,71 +187,6 @@ def test_dask_input_gives_the_same_embedding():
     np.testing.assert_array_equal(local.embedding_, remote.embedding_)
 
 
-# -- the MMD test ---------------------------------------------------------------------------
-
-
-def test_threshold_closed_forms():
-    """Without noise the threshold is McDiarmid's t_0 (Gretton et al. 2012, Corollary 9
-    for m = n: sqrt(2K/m)(1 + sqrt(2 log 1/alpha))); with noise it is the noncentral
-    chi-square quantile, checked against a Monte Carlo of ||a + E|| with ||a|| = t_0."""
-    t0 = mmd_null_threshold(norm_bound=1.0, n_x=100, n_y=100, noise_std=0.0,
-                            n_components=10, alpha=0.05)
-    assert t0 == pytest.approx(math.sqrt(2 / 100) * (1 + math.sqrt(2 * math.log(20))))
-    s, D = 0.05, 10
-    c = mmd_null_threshold(norm_bound=1.0, n_x=100, n_y=100, noise_std=s, n_components=D,
-                           alpha=0.05, noise_alpha_share=0.5)
-    t1 = math.sqrt(2 / 100) * (1 + math.sqrt(2 * math.log(40)))
-    rng = np.random.default_rng(0)
-    a = np.zeros(D)
-    a[0] = t1
-    norms = np.linalg.norm(a + s * rng.standard_normal((200_000, D)), axis=1)
-    # P(||a + E|| > c) = 0.025; its Monte Carlo estimate has sd 3.5e-4
-    assert abs(np.mean(norms > c) - 0.025) < 0.002
-
-
-def test_level_is_controlled_on_a_seeded_null_experiment():
-    """300 null experiments (X, Y i.i.d. from the same law, n = 200 each, epsilon = 1):
-    the rejection rate must not exceed alpha = 0.1 plus three binomial standard
-    deviations (0.152). The test is valid for every seed; with a level-0.1 test the chance
-    of > 0.152 rejections is < 0.2% (false-failure rate), and in fact far smaller since
-    the threshold is conservative."""
-    fmap = _rff_map(D=20, d=2, gamma=1.0, seed=0)
-    rng = np.random.default_rng(123)
-    rejections = 0
-    for t in range(300):
-        X = rng.normal(size=(200, 2))
-        Y = rng.normal(size=(200, 2))
-        res = private_mmd_test(X, Y, fmap, epsilon=1.0, delta=1e-5, alpha=0.1,
-                               random_state=t)
-        rejections += res.reject
-    assert rejections / 300 <= 0.1 + 3 * math.sqrt(0.1 * 0.9 / 300)
-
-
-def test_threshold_uses_both_terms_and_the_test_has_power():
-    """A shifted alternative with large samples is rejected (seeded; the statistic is
-    several times the threshold), and dropping the noise term would make the level wrong:
-    with tiny samples the noise alone exceeds McDiarmid's t_0 most of the time."""
-    fmap = _rff_map(D=20, d=2, gamma=1.0, seed=0)
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(20_000, 2))
-    Y = rng.normal(size=(20_000, 2)) + 1.0
-    res = private_mmd_test(X, Y, fmap, epsilon=1.0, delta=1e-5, random_state=0)
-    assert res.reject
-    assert res.statistic > 2 * res.threshold
-    assert res.guarantee.epsilon_at(1e-5) == pytest.approx(1.0, abs=1e-3)
-    small = [private_mmd_test(rng.normal(size=(20, 2)), rng.normal(size=(20, 2)), fmap,
-                              epsilon=0.5, delta=1e-5, random_state=i) for i in range(20)]
-    t0 = mmd_null_threshold(norm_bound=1.0, n_x=20, n_y=20, noise_std=0.0, n_components=20)
-    assert np.mean([r.statistic > t0 for r in small]) > 0.5
-    assert not any(r.reject for r in small)
-
-
-def test_mmd_test_refuses_a_bad_feature_map():
-    with pytest.raises(InvalidParameterError, match="feature_map"):
-        private_mmd_test(np.zeros((3, 2)), np.zeros((3, 2)), object(), epsilon=1.0,
-                         delta=1e-5)
-
-
 @pytest.fixture
 def adult():
     from pathlib import Path
@@ -311,3 +244,121 @@ def test_audit_certifies_half_the_claim_and_never_exceeds_it(epsilon):
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=1_000_000, rng=2026)
     assert 0.5 * case.epsilon <= result.lower_bound <= case.epsilon
+
+
+# -- the transcript (issue 22) ------------------------------------------------------------------
+
+MAPS = [dict(feature_map="rff", gamma=1.0),
+        dict(feature_map="nystrom", kernel="rbf", gamma=1.0,
+             landmarks=np.array([[0.5, 0.0], [0.0, 0.5], [-0.5, -0.5]])),
+        dict(feature_map="kmeans_nystrom", kernel="rbf", gamma=1.0, n_iter=2)]
+
+
+def _rows(n=30, seed=0):
+    return np.random.default_rng(seed).uniform(-0.6, 0.6, size=(n, 2))
+
+
+@pytest.mark.parametrize("params", MAPS, ids=lambda p: p["feature_map"])
+@pytest.mark.parametrize("bad", [[np.nan, 0.1], [np.inf, -np.inf]])
+def test_a_non_finite_row_is_removed_under_add_remove(params, bad):
+    """Under add-remove the null record is the removed record: with the same seed, the
+    data with an extra non-finite row give the bit-identical embedding and noisy count
+    (this was an error whose message held the noiseless feature sums)."""
+    kw = dict(epsilon=1.0, delta=1e-5, relation="add_remove", random_state=3, **params)
+    X = _rows()
+    plain = PrivateKernelMean(4, **kw).fit(X)
+    extra = PrivateKernelMean(4, **kw).fit(np.concatenate([X[:7], [bad], X[7:]]))
+    np.testing.assert_array_equal(plain.embedding_, extra.embedding_)
+    assert plain.n_samples_ == extra.n_samples_
+
+
+def test_a_non_finite_row_is_the_zero_feature_vector_under_replace_one():
+    """Under replace-one (n public) the null record's feature vector is 0: with phi(x) = x
+    (linear kernel on the landmarks e_1, e_2) a NaN row gives exactly the embedding of a
+    zero row, with the same seed."""
+    kw = dict(epsilon=1.0, delta=1e-5, feature_map="nystrom", kernel="linear",
+              landmarks=np.eye(2), random_state=4)
+    X = _rows()
+    nan, zero = X.copy(), X.copy()
+    nan[3] = [np.nan, 0.5]
+    zero[3] = 0.0
+    np.testing.assert_array_equal(PrivateKernelMean(2, **kw).fit(nan).embedding_,
+                                  PrivateKernelMean(2, **kw).fit(zero).embedding_)
+
+
+def test_nystrom_map_sends_a_non_finite_row_to_the_zero_feature_vector():
+    fmap = NystromMap(np.array([[0.5, 0.0], [0.0, 0.5]]), Kernel("rbf", gamma=1.0),
+                      data_radius=1.0)
+    F = fmap.transform(np.array([[0.1, 0.2], [np.nan, 0.2], [0.3, -np.inf]]))
+    np.testing.assert_array_equal(F[1:], 0.0)
+    assert np.all(np.isfinite(F))
+    assert np.linalg.norm(F[0]) > 0
+
+
+@pytest.mark.parametrize("params", MAPS, ids=lambda p: p["feature_map"])
+def test_add_remove_fits_no_rows_and_far_rows_without_a_word(params):
+    """Zero rows fit under add-remove (n is private there, so it never decides whether
+    fit succeeds) with the same attributes as a fit on data; a row far beyond the bound
+    raises no warning of any kind."""
+    import warnings
+
+    kw = dict(epsilon=1.0, delta=1e-5, relation="add_remove", random_state=0, **params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        empty = PrivateKernelMean(4, **kw).fit(np.zeros((0, 2)))
+        full = PrivateKernelMean(4, **kw).fit(np.concatenate([_rows(), [[300.0, -1e6]]]))
+    assert caught == []
+    assert sorted(vars(empty)) == sorted(vars(full))
+    assert empty.embedding_.shape == full.embedding_.shape
+    assert empty.ledger_.compare(empty.plan_).matches
+
+
+def test_replace_one_refuses_no_rows_without_values():
+    """Under replace-one n is public, so zero rows are refused, before any noise."""
+    with pytest.raises(InvalidParameterError, match="at least one row"):
+        PrivateKernelMean(4, random_state=0).fit(np.zeros((0, 2)))
+
+
+def test_structure_errors_name_no_private_value():
+    for X in ([123456.789, 2.5], [["123456.789", "x"]]):
+        with pytest.raises(InvalidParameterError) as info:
+            PrivateKernelMean(4, relation="add_remove").fit(X)
+        assert "123456" not in str(info.value)
+
+
+def test_landmarks_of_the_wrong_width_are_refused_before_the_data_are_read():
+    with pytest.raises(InvalidParameterError, match="landmarks"):
+        PrivateKernelMean(2, feature_map="nystrom", landmarks=np.eye(3)).fit(_rows())
+
+
+@pytest.mark.parametrize("query", [[[np.nan, 0.0]], [[0.0, np.inf]], [[0.0, 0.0, 0.0]]])
+def test_witness_refuses_bad_query_rows(query):
+    """The witness is evaluated at queries, which are not private: a non-finite row or
+    the wrong number of columns is a clear error (it returned NaN)."""
+    kme = PrivateKernelMean(4, random_state=0).fit(_rows())
+    with pytest.raises(ValueError, match=r"NaN|infinity|features"):
+        kme.witness(np.array(query))
+
+
+def test_fit_spends_its_plan_on_a_budget_filter():
+    """The plan is spent once per fit, before any noise; past the limit the fit is
+    refused and leaves no attribute."""
+    from privkit import BudgetFilter
+    from privkit.errors import BudgetExceededError
+
+    budget = BudgetFilter(epsilon=1.5, accountant="basic")
+    kw = dict(epsilon=1.0, delta=0.0, noise="laplace", random_state=0)
+    PrivateKernelMean(4, **kw).fit(_rows(), budget_filter=budget)
+    assert budget.spent.epsilon == pytest.approx(1.0)
+    again = PrivateKernelMean(4, **kw)
+    with pytest.raises(BudgetExceededError):
+        again.fit(_rows(), budget_filter=budget)
+    assert not hasattr(again, "embedding_")
+
+
+def test_transcript_case_claims_its_guarantee():
+    case = PrivateKernelMean.transcript_case()
+    assert case.relation is Neighbouring.ADD_REMOVE
+    fitted = case.estimator.fit(case.X)
+    assert fitted.guarantee_.epsilon_at(case.delta) == pytest.approx(case.epsilon, rel=1e-6)
+    assert fitted.witness(case.probes).shape == (len(case.probes),)

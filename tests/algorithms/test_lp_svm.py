@@ -75,9 +75,11 @@ def test_paper_step_epsilon_value():
 def fitted():
     X, y = data()
     return X, y, {
-        "privkit": LPSVMClassifier(epsilon=1.0, random_state=0).fit(X, y),
-        "paper": LPSVMClassifier(epsilon=1.0, accounting="paper", random_state=0).fit(X, y),
-        "count": LPSVMClassifier(epsilon=1.0, quality="count", random_state=0).fit(X, y),
+        "privkit": LPSVMClassifier(classes=[0, 1], epsilon=1.0, random_state=0).fit(X, y),
+        "paper": LPSVMClassifier(classes=[0, 1], epsilon=1.0, accounting="paper",
+                                 random_state=0).fit(X, y),
+        "count": LPSVMClassifier(classes=[0, 1], epsilon=1.0, quality="count",
+                                 random_state=0).fit(X, y),
     }
 
 
@@ -161,7 +163,8 @@ def test_public_iterations_use_the_whole_plan():
     """With a public T, the tightest accountant on the whole plan (Algorithm 2 included)
     spends exactly the budget, and the pre-data plan has the same guarantee."""
     X, y = data(n=800)
-    m = LPSVMClassifier(epsilon=1.0, delta=1e-5, n_iterations=20, random_state=1).fit(X, y)
+    m = LPSVMClassifier(classes=[0, 1], epsilon=1.0, delta=1e-5, n_iterations=20,
+                        random_state=1).fit(X, y)
     assert m.n_iterations_ == 20
     assert 1.0 * (1 - 1e-6) <= tightest(m.plan_, delta=1e-5).epsilon <= 1.0
     assert m.guarantee_.epsilon == pytest.approx(1.0, rel=1e-6)
@@ -171,8 +174,8 @@ def test_public_iterations_use_the_whole_plan():
 
 def test_max_iterations_caps_T():
     X, y = data(n=800)
-    m = LPSVMClassifier(epsilon=0.05, delta=1e-5, accuracy=1.0, max_iterations=7,
-                        random_state=0).fit(X, y)
+    m = LPSVMClassifier(classes=[0, 1], epsilon=0.05, delta=1e-5, accuracy=1.0,
+                        max_iterations=7, random_state=0).fit(X, y)
     assert m.n_iterations_ == 7
     assert m.ledger_.compare(m.plan_).matches
 
@@ -181,7 +184,7 @@ def test_non_private_reference_classifies():
     """epsilon=None: argmax instead of the exponential mechanism, no guarantee; on
     separable data the averaged vertex model beats the majority class clearly."""
     X, y = data(n=1500)
-    m = LPSVMClassifier(epsilon=None).fit(X, y)
+    m = LPSVMClassifier(classes=[0, 1], epsilon=None).fit(X, y)
     assert m.guarantee_ is None
     assert m.plan_ is None
     assert not m.ledger_.entries
@@ -197,6 +200,7 @@ def test_non_private_reference_classifies():
     ({"opt_share": 1.0}, "opt_share"),
     ({"delta": 1.0}, "delta"),
     ({"n_iterations": 0}, "n_iterations"),
+    ({"classes": [1]}, "at least 2 distinct labels"),
 ])
 def test_invalid_parameters(params, fragment):
     X, y = data(n=50)
@@ -205,9 +209,13 @@ def test_invalid_parameters(params, fragment):
 
 
 def test_rejects_more_than_two_classes():
+    """The LP-SVM is binary: a declared label set of 3 is refused before any data is
+    read; the non-private reference, which reads its labels off the data, refuses 3."""
     X, _ = data(n=30)
-    with pytest.raises(InvalidParameterError, match="exactly 2 classes"):
-        LPSVMClassifier().fit(X, np.arange(30) % 3)
+    with pytest.raises(InvalidParameterError, match="exactly 2 labels"):
+        LPSVMClassifier(classes=[0, 1, 2]).fit(X, np.arange(30) % 3)
+    with pytest.raises(InvalidParameterError, match=r"the label set is \[0, 1, 2\]"):
+        LPSVMClassifier(epsilon=None).fit(X, np.arange(30) % 3)
 
 
 @pytest.mark.statistical

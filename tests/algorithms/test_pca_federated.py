@@ -54,7 +54,8 @@ def test_dpdr_dpml_ledger_plan_and_guarantee(classes):
     """Ledger equals plan (PCA then one objective-perturbation block per problem); the
     tightest guarantee does not exceed the paper's (eps1 + eps2, delta)."""
     X, y = data(classes=classes)
-    clf = DPDRDPMLClassifier(epsilon=1.0, delta=1e-4, n_components=3, random_state=0)
+    clf = DPDRDPMLClassifier(epsilon=1.0, delta=1e-4, n_components=3,
+                             classes=list(range(classes)), random_state=0)
     clf.fit(X, y)
     assert isinstance(clf.plan_, Sequential)
     assert clf.ledger_.compare(clf.plan_).matches
@@ -66,22 +67,31 @@ def test_dpdr_dpml_learns_with_a_large_budget():
     """With epsilon 50 the private pipeline classifies the separable data well."""
     X, y = data(n=3000)
     clf = DPDRDPMLClassifier(epsilon=50.0, delta=1e-4, n_components=3, regularization=1e-3,
-                             random_state=0).fit(X, y)
+                             classes=[0, 1], random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.9
 
 
 def test_federated_plan_is_parallel_over_participants():
     """Five participants: the plan is Parallel of five Sequential(PCA, classifier); the
-    ledger matches; each participant's guarantee is within the claim."""
+    ledger matches; each participant's guarantee is within the claim, and so is the
+    whole's, which for equal parts is one part's and equals the accountant's bound for
+    the Parallel plan."""
     X, y = data(n=1000)
     ids = np.arange(len(y)) % 5
-    clf = FedDPDRDPMLClassifier(epsilon=1.0, delta=1e-4, n_components=3, random_state=0)
+    clf = FedDPDRDPMLClassifier(epsilon=1.0, delta=1e-4, n_components=3, classes=[0, 1],
+                                random_state=0)
     clf.fit(X, y, participant=ids)
     assert isinstance(clf.plan_, Parallel)
+    assert all(isinstance(part, Sequential) for part in clf.plan_.parts)
     assert len(clf.plan_.parts) == 5
     assert clf.ledger_.compare(clf.plan_).matches
     assert all(g.within(clf.paper_claim_) for g in clf.participant_guarantees_)
     assert clf.guarantee_.within(clf.paper_claim_)
+    # five equal parts: guarantee_ is one part's, the maximum the accountant computes
+    from privkit import tightest
+
+    assert clf.guarantee_.epsilon_at(1e-4) == pytest.approx(
+        tightest(clf.plan_, delta=1e-4).epsilon, rel=1e-9)
 
 
 def test_server_weights_by_data_size():
@@ -93,12 +103,117 @@ def test_server_weights_by_data_size():
     np.testing.assert_allclose(np.abs(merged.T @ u), np.eye(2), atol=1e-12)
 
 
-def test_participant_without_a_class_is_refused():
-    """A participant missing a class cannot train the shared one-vs-rest model."""
+def test_participant_without_a_class_trains_like_the_others():
+    """A participant holding no record of some declared classes is not refused (that
+    would reveal what it holds): it trains every one-vs-rest problem, the model has one
+    row per class, and the ledger matches the plan."""
     X, y = data(n=200, classes=3)
     ids = np.where(y == 0, 0, 1)  # participant 0 holds only class 0
-    with pytest.raises(ValueError, match="each participant needs examples of every class"):
-        FedDPDRDPMLClassifier(n_components=3, random_state=0).fit(X, y, participant=ids)
+    clf = FedDPDRDPMLClassifier(n_components=3, classes=[0, 1, 2], random_state=0)
+    clf.fit(X, y, participant=ids)
+    assert clf.coef_.shape == (3, 3)
+    assert clf.ledger_.compare(clf.plan_).matches
+
+
+def test_private_label_set_is_released_accounted_and_composed():
+    """classes=None: DPDR-DPML releases the label set with LABEL_SHARE of epsilon and
+    delta (a stability histogram first in the plan), calibrates both stages to the rest,
+    and composes the two to the budget; the ledger matches the plan."""
+    from privkit.algorithms._labels import LABEL_SHARE
+    from privkit.mechanisms import StabilityHistogram
+
+    X, y = data(n=600)
+    clf = DPDRDPMLClassifier(epsilon=8.0, delta=1e-3, n_components=3, random_state=0)
+    clf.fit(X, y)
+    np.testing.assert_array_equal(clf.classes_, [0, 1])
+    assert isinstance(clf.plan_.steps[0], StabilityHistogram)
+    assert clf.ledger_.compare(clf.plan_).matches
+    assert clf.guarantee_ == ApproxDP(epsilon=clf.guarantee_.epsilon, delta=1e-3)
+    assert 0.99 * 8.0 <= clf.guarantee_.epsilon <= 8.0 * (1 + 1e-12)
+    stage = clf.plan_.steps[1]
+    from privkit import tightest
+
+    spent = tightest(stage, delta=(1 - LABEL_SHARE) * 1e-3).epsilon
+    assert spent == pytest.approx((1 - LABEL_SHARE) * 8.0, rel=1e-3)
+
+
+def test_federation_takes_the_union_of_its_participants_private_label_sets():
+    """Without classes each participant releases its own label set; classes_ is their
+    union (a label held by one participant only is learnt by all), the plan holds one
+    label release per participant, the ledger matches it, and guarantee_ is the largest
+    participant guarantee (parallel composition over disjoint participants)."""
+    X, y = data(n=900, classes=3)
+    ids = np.where(y == 2, 0, 1 + np.arange(900) % 2)  # only participant 0 holds label 2
+    clf = FedDPDRDPMLClassifier(epsilon=8.0, delta=1e-3, n_components=3, random_state=0)
+    clf.fit(X, y, participant=ids)
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    assert clf.coef_.shape == (3, 3)
+    assert isinstance(clf.plan_, Parallel)
+    assert clf.ledger_.compare(clf.plan_).matches
+    worst = max(g.epsilon_at(1e-3) for g in clf.participant_guarantees_)
+    assert clf.guarantee_.epsilon_at(1e-3) == worst <= 8.0 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("cls", [DPDRDPMLClassifier, FedDPDRDPMLClassifier])
+def test_fewer_than_two_released_labels_fit_no_model(cls):
+    """When the label release keeps one label, no learning stage runs: the plan is the
+    release alone, predict returns the label; with none kept, predict and
+    decision_function raise an error that follows from the empty classes_."""
+    from sklearn.exceptions import NotFittedError
+
+    X, _ = data(n=200)
+    clf = cls(epsilon=8.0, delta=1e-3, n_components=2, random_state=0)
+    clf.fit(X, np.full(200, 7))
+    np.testing.assert_array_equal(clf.classes_, [7])
+    assert clf.ledger_.compare(clf.plan_).matches
+    np.testing.assert_array_equal(clf.predict(X[:2]), [7, 7])
+    clf.fit(X[:4], np.arange(4))  # four labels of one record each: none is released
+    assert clf.classes_.size == 0
+    for method in (clf.predict, clf.decision_function):
+        with pytest.raises(NotFittedError, match="has no model"):
+            method(X[:2])
+
+
+def test_non_finite_rows_and_unknown_labels_are_neutral_records():
+    """Replace-one: a row with a non-finite entry is the zero row (it adds nothing to
+    X^T X) and a label outside the declared classes is the zero augmented row; fit
+    succeeds silently and the plan does not change."""
+    import warnings
+
+    X, y = data(n=300)
+    X[0, 0], X[1, 1] = np.nan, np.inf
+    y = y.astype(float)
+    y[2] = 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pca = DPPCA(2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
+        clf = DPDRDPMLClassifier(epsilon=1.0, n_components=2, classes=[0.0, 1.0],
+                                 random_state=0).fit(X, y)
+    assert np.all(np.isfinite(pca.components_))
+    assert clf.plan_ == DPDRDPMLClassifier(epsilon=1.0, n_components=2, classes=[0, 1]).plan(
+        n_samples=300, n_features=X.shape[1])
+
+
+def test_budget_filter_is_charged_before_anything_runs():
+    """A declared label set charges the plan (with delta, under the basic rule, which
+    composes it less tightly than guarantee_ does); a private one the whole (epsilon,
+    delta); a fit that does not fit is refused with nothing run."""
+    from privkit import BudgetFilter
+    from privkit.errors import BudgetExceededError
+
+    X, y = data(n=300)
+    budget = BudgetFilter(epsilon=10.0, delta=1e-2)
+    declared = DPDRDPMLClassifier(epsilon=1.0, delta=1e-4, n_components=2, classes=[0, 1],
+                                  random_state=0).fit(X, y, budget_filter=budget)
+    FedDPDRDPMLClassifier(epsilon=8.0, delta=1e-3, n_components=2, random_state=0).fit(
+        X, y, participant=np.arange(300) % 2, budget_filter=budget)
+    plan_cost = BudgetFilter(epsilon=10.0, delta=1e-2).cost(declared.plan_, delta=1e-4)
+    assert plan_cost.epsilon >= 1.0
+    assert [entry.epsilon for entry in budget.history] == [plan_cost.epsilon, 8.0]
+    assert budget.spent.delta == pytest.approx(1.1e-3)
+    with pytest.raises(BudgetExceededError):
+        DPPCA(2, epsilon=2.0, delta=1e-5).fit(X, budget_filter=budget)
+    assert len(budget.history) == 2
 
 
 @pytest.mark.statistical
@@ -155,14 +270,16 @@ def test_sensitivity_check_refutes_seed_004_lemma_4_1():
 
 
 def test_budget_calibration_is_memoised_on_the_parameters_that_matter():
-    """The memoised budget equals a fresh calibration, changes with epsilon and with the
-    share, and ignores only the seed."""
+    """The memoised budget equals a fresh calibration, changes with the stage's epsilon
+    and with the share, and ignores the seed and the declared classes (their number is
+    an argument)."""
     from privkit.algorithms.pca import calibrated_shares
 
     model = DPDRDPMLClassifier(epsilon=1.0, delta=1e-5, n_components=2, random_state=0)
     fresh = calibrated_shares(1.0, 1e-5, model.pca_share,
-                              lambda e1, e2: model._part_plan(200, 3, e1, e2))
-    assert model._budget(200, 3) == fresh
-    assert model.set_params(random_state=7)._budget(200, 3) == fresh
-    assert model.set_params(epsilon=2.0)._budget(200, 3) != fresh
-    assert model.set_params(epsilon=1.0, pca_share=0.3)._budget(200, 3) != fresh
+                              lambda e1, e2: model._part_plan(200, 3, e1, e2, 1e-5))
+    assert model._budget(200, 3, 1.0, 1e-5) == fresh
+    assert model.set_params(random_state=7)._budget(200, 3, 1.0, 1e-5) == fresh
+    assert model.set_params(classes=[0, 1, 2])._budget(200, 3, 1.0, 1e-5) == fresh
+    assert model._budget(200, 3, 2.0, 1e-5) != fresh
+    assert model.set_params(pca_share=0.3)._budget(200, 3, 1.0, 1e-5) != fresh

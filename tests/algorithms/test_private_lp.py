@@ -195,13 +195,12 @@ def test_private_solver_ledger_and_plan():
 
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [
-    ({"A": np.ones((3, 2)) * 2}, "entry_bound=1"),
     ({"c": np.array([1.0, 0.0])}, "positive finite array"),
     ({"b": np.ones(2)}, "shape \\(3,\\)"),
+    ({"A": np.ones(3)}, "2-D array with at least 2 rows"),
     ({"density": 5.0}, "at most the number of constraints"),
     ({"score": "hinge"}, "'slack' or 'count'"),
     ({"optimum": -1.0}, "optimum"),
-    ({"b": np.full(3, -4.0)}, "b_bound=1"),
 ])
 def test_solver_invalid_arguments(kwargs, fragment):
     args = {"A": -np.ones((3, 2)) / 2, "b": -np.ones(3), "c": np.ones(2), "optimum": 1.0,
@@ -211,3 +210,32 @@ def test_solver_invalid_arguments(kwargs, fragment):
     A, b, c = args.pop("A"), args.pop("b"), args.pop("c")
     with pytest.raises(InvalidParameterError, match=fragment):
         solve_private_lp(A, b, c, **args)
+
+
+def test_constraints_beyond_the_bounds_are_clipped_and_non_finite_ones_neutral():
+    """Private constraints are never refused by value: entries beyond entry_bound and
+    b_bound are clipped onto them, and a constraint with a NaN or an infinity becomes
+    0 . x <= b_bound; the run (same seed) is then that of the mapped LP, with no warning."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    A = -np.abs(rng.uniform(size=(40, 3)))
+    b = np.full(40, -0.5)
+    wild_A, wild_b = A.copy(), b.copy()
+    wild_A[0] = [-7.0, 0.5, 1e300]
+    wild_b[1] = -9.0
+    wild_A[2, 1] = np.nan
+    wild_b[3] = np.inf
+    mapped_A, mapped_b = A.copy(), b.copy()
+    mapped_A[0] = [-1.0, 0.5, 1.0]
+    mapped_b[1] = -1.0
+    mapped_A[2], mapped_b[2] = 0.0, 1.0
+    mapped_A[3], mapped_b[3] = 0.0, 1.0
+    args = {"optimum": 3.0, "entry_bound": 1.0, "b_bound": 1.0, "density": 20.0,
+            "accuracy": 2.0, "epsilon": 1.0, "delta": 1e-5, "n_iterations": 5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wild, _, _ = solve_private_lp(wild_A, wild_b, np.ones(3), rng=0, **args)
+    mapped, _, _ = solve_private_lp(mapped_A, mapped_b, np.ones(3), rng=0, **args)
+    np.testing.assert_array_equal(wild.choices, mapped.choices)
+    assert np.isnan(wild_A[2, 1])  # the caller's arrays are not modified

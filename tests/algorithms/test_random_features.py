@@ -67,3 +67,46 @@ def test_inner_gradient_matches_finite_differences():
 def test_odd_components_refused():
     with pytest.raises(InvalidParameterError, match="n_components"):
         RandomFourierFeatures(5, 1.0).fit(np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize(("n_components", "n_features", "fragment"), [
+    (10**9, 2, "at most 1048576"),
+    (2**20 + 2, 1, "at most 1048576"),
+    (2**20, 300, "at most 894784 for 300 features"),
+    (4, 2**27, "at most 2 for 134217728 features"),
+])
+def test_a_map_too_large_for_memory_is_refused_by_its_parameters(n_components, n_features,
+                                                                  fragment):
+    """n_components = 10**9 (8 GB of frequencies for 2 features) is refused before any
+    allocation, by a limit stated in the message: F <= 2^20, and F/2 x d <= 2^27
+    float64 (1 GiB); the largest F accepted for d = 300 is 2 floor(2^27 / 300) = 894784."""
+    with pytest.raises(InvalidParameterError, match="n_components") as info:
+        RandomFourierFeatures.check_parameters(n_components, 1.0, n_features, "owner")
+    assert fragment in str(info.value)
+    RandomFourierFeatures.check_parameters(894784, 1.0, 300, "owner")  # the boundary
+    with pytest.raises(InvalidParameterError, match="n_components"):
+        RandomFourierFeatures(10**9, 1.0, random_state=0).fit(np.zeros((3, 2)))
+
+
+def test_rows_where_the_map_is_undefined_are_refused_marked_or_nan():
+    """A query row with NaN or an infinity, or entries so large that <w, x> overflows,
+    gets a clear error naming no value from transform_queries (rule R7); transform_defined
+    marks such rows of private training data and maps the others; transform gives them
+    NaN features; none of the three warns."""
+    import warnings
+
+    rff = RandomFourierFeatures(8, 1.0, random_state=0).fit(np.zeros((1, 2)))
+    for bad in ([[0.5, np.nan]], [[np.inf, 0.0]], [[1e308, 1e308]]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert np.isnan(rff.transform(np.array(bad))).all()
+        with pytest.raises(InvalidParameterError, match="not defined") as info:
+            rff.transform_queries(np.array(bad))
+        assert "308" not in str(info.value)
+        assert "nan" not in str(info.value).lower()
+    X = np.array([[0.5, 0.25], [np.nan, 0.0], [1e308, -1e308], [2.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Phi, defined = rff.transform_defined(X)
+    assert defined.tolist() == [True, False, False, True]
+    assert np.array_equal(Phi, rff.transform_queries(X[[0, 3]]))

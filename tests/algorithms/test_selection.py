@@ -1,20 +1,29 @@
-"""Private hyperparameter selection: one accounted total; GridSearchCV with a filter."""
+"""Private hyperparameter selection: one accounted total; GridSearchCV with a filter; the
+label set (declared, or released once for the whole search); shapes checked."""
+
+import warnings
 
 import numpy as np
 import pytest
 
-from privkit import BudgetFilter, PureDP, tightest
-from privkit.algorithms import ObjectivePerturbationClassifier
+from privkit import ApproxDP, BudgetFilter, PureDP, tightest
+from privkit.algorithms import ObjectivePerturbationClassifier, OutputPerturbationClassifier
 from privkit.algorithms.selection import PrivateGridSearch
-from privkit.errors import BudgetExceededError
+from privkit.errors import BudgetExceededError, InvalidParameterError
+from privkit.mechanisms import StabilityHistogram
 
 GRID = {"regularization": [0.001, 0.01, 0.1, 1.0], "loss": ["huber", "logistic"]}  # 8
+SMALL = {"regularization": [0.1, 1.0]}
 
 
 def data(n=600, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4)) / 4
     return X, (X[:, 0] + 0.3 > 0).astype(int)
+
+
+def fast_candidate():
+    return OutputPerturbationClassifier(loss="logistic", tol=1e-6)
 
 
 @pytest.mark.slow
@@ -24,7 +33,7 @@ def test_grid_of_eight_settings_reports_one_total():
     composes with another spend in a filter; the winner is one of the grid's settings."""
     X, y = data()
     search = PrivateGridSearch(ObjectivePerturbationClassifier(), GRID, epsilon=3.0,
-                               random_state=0).fit(X, y)
+                               classes=[0, 1], random_state=0).fit(X, y)
     assert search.guarantee_ == PureDP(epsilon=3.0)
     assert tightest(search.plan_, delta=0.0).epsilon == pytest.approx(3.0)
     assert search.n_runs_ >= 1
@@ -32,11 +41,11 @@ def test_grid_of_eight_settings_reports_one_total():
     assert search.best_estimator_.epsilon == pytest.approx(1.0)
     assert search.score(X, y) > 0.6
     budget = BudgetFilter(epsilon=5.0)
-    PrivateGridSearch(ObjectivePerturbationClassifier(), GRID, epsilon=3.0,
+    PrivateGridSearch(ObjectivePerturbationClassifier(), GRID, epsilon=3.0, classes=[0, 1],
                       random_state=1).fit(X, y, budget_filter=budget)
     with pytest.raises(BudgetExceededError):
         PrivateGridSearch(ObjectivePerturbationClassifier(), GRID, epsilon=3.0,
-                          random_state=2).fit(X, y, budget_filter=budget)
+                          classes=[0, 1], random_state=2).fit(X, y, budget_filter=budget)
 
 
 def test_grid_search_cv_with_a_filter_is_refused_past_its_limit():
@@ -46,15 +55,122 @@ def test_grid_search_cv_with_a_filter_is_refused_past_its_limit():
 
     X, y = data()
     budget = BudgetFilter(epsilon=10.0)
-    search = GridSearchCV(ObjectivePerturbationClassifier(epsilon=1.0, random_state=0), GRID,
+    search = GridSearchCV(ObjectivePerturbationClassifier(epsilon=1.0, classes=[0, 1],
+                                                          random_state=0), GRID,
                           cv=3, error_score="raise")
     with pytest.raises(BudgetExceededError):
         search.fit(X, y, budget_filter=budget)
     assert budget.spent.epsilon == pytest.approx(10.0)
 
 
-def test_grid_with_epsilon_is_refused():
-    """The search sets epsilon; a grid over it is refused, naming param_grid."""
+@pytest.mark.parametrize("name", ["epsilon", "classes", "delta", "random_state"])
+def test_grid_over_a_parameter_the_search_sets_is_refused(name):
+    """The search sets each candidate's epsilon, delta, classes and random_state; a grid
+    over one of them is refused, naming param_grid and the parameter."""
     X, y = data()
-    with pytest.raises(ValueError, match="`param_grid` must be a grid without 'epsilon'"):
-        PrivateGridSearch(ObjectivePerturbationClassifier(), {"epsilon": [1, 2]}).fit(X, y)
+    with pytest.raises(InvalidParameterError, match=f"a grid without '{name}'"):
+        PrivateGridSearch(ObjectivePerturbationClassifier(), {name: [1, 2]},
+                          classes=[0, 1]).fit(X, y)
+
+
+def test_rows_and_labels_of_different_lengths_are_refused():
+    """Issue 22's "trains on 59 labels for 60 rows": the search paired row i with label i
+    and silently dropped the last row. Now the lengths are checked (n is public under
+    replace-one) before anything is spent."""
+    X, y = data(n=60)
+    budget = BudgetFilter(epsilon=5.0)
+    search = PrivateGridSearch(fast_candidate(), SMALL, classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[60, 59\]"):
+        search.fit(X, y[:59], budget_filter=budget)
+    assert budget.spent.epsilon == 0.0
+    assert not hasattr(search, "best_estimator_")
+
+
+def test_declared_classes_reach_every_candidate_and_a_foreign_label_is_neutral():
+    """With classes declared, the chosen candidate's classes_ is that set (not the data's),
+    and a record with a label outside it fits without error; the transcript (noisy score,
+    model, runs) does not depend on which outside label it holds (same seed)."""
+    X, y = data(n=200)
+    fits = []
+    for foreign in (5, 9):
+        labels = y.copy()
+        labels[0] = foreign
+        fits.append(PrivateGridSearch(fast_candidate(), SMALL, epsilon=3.0,
+                                      classes=[0, 1, 2], random_state=0).fit(X, labels))
+    first, second = fits
+    np.testing.assert_array_equal(first.classes_, [0, 1, 2])
+    np.testing.assert_array_equal(first.best_estimator_.classes_, [0, 1, 2])
+    assert first.best_score_ == second.best_score_
+    assert first.n_runs_ == second.n_runs_
+    np.testing.assert_array_equal(first.best_estimator_.coef_, second.best_estimator_.coef_)
+
+
+def test_private_label_set_is_released_once_for_the_whole_search():
+    """Without classes: one stability histogram in the plan and in the ledger, however
+    many candidates ran (each gets the released set as declared classes); guarantee_ is
+    the release and Liu-Talwar's theorem by basic composition, (epsilon, delta); the
+    filter is charged the whole (epsilon, delta) before anything is drawn."""
+    X, _ = data(n=600)
+    y = (X[:, 0] > 0).astype(int)  # about 300 each, far above the threshold (about 59)
+    budget = BudgetFilter(epsilon=5.0, delta=1e-4)
+    search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=4.0, delta=1e-5,
+                               stop_probability=0.2, random_state=1)
+    search.fit(X, y, budget_filter=budget)
+    histograms = [e for e in search.ledger_.entries if isinstance(e.block,
+                                                                  StabilityHistogram)]
+    assert len(histograms) == 1
+    assert search.n_runs_ >= 2
+    np.testing.assert_array_equal(search.classes_, [0, 1])
+    np.testing.assert_array_equal(search.best_estimator_.classes_, [0, 1])
+    assert isinstance(search.plan_.steps[0], StabilityHistogram)
+    assert search.guarantee_.epsilon == pytest.approx(4.0)
+    assert search.guarantee_ == ApproxDP(epsilon=search.guarantee_.epsilon, delta=1e-5)
+    assert budget.spent.epsilon == pytest.approx(4.0)
+    assert budget.spent.delta == pytest.approx(1e-5)
+
+
+def test_private_label_set_without_delta_is_refused_before_the_data():
+    """classes=None with delta 0 cannot release a label set; the search refuses, naming
+    classes, before reading X (which is not even an array here)."""
+    with pytest.raises(InvalidParameterError, match="`classes` must be the public label"):
+        PrivateGridSearch(fast_candidate(), SMALL).fit(object(), None)
+
+
+def test_no_label_released_gives_a_model_free_fit_with_a_clear_predict_error():
+    """Every label held by one record: nothing clears the stability threshold, no
+    candidate runs, fit succeeds; predict raises a NotFittedError saying why, and a
+    query of the wrong width is still refused as a query."""
+    from sklearn.exceptions import NotFittedError
+
+    X, _ = data(n=50)
+    search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=1.0, delta=1e-5,
+                               random_state=0).fit(X, np.arange(50))
+    assert search.classes_.size == 0
+    assert search.best_estimator_ is None
+    assert search.n_runs_ == 0
+    assert search.guarantee_.epsilon == pytest.approx(0.1)
+    with pytest.raises(NotFittedError, match="kept no label"):
+        search.predict(X[:2])
+
+
+def test_a_non_finite_validation_row_counts_as_misclassified_without_error():
+    """A row with a NaN in the validation part would make the candidate's strict query
+    check raise on private data; it counts as a wrong prediction instead, silently."""
+    X, y = data(n=200)
+    X[:40, 1] = np.nan  # many rows, so some land in the validation quarter
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=3.0, classes=[0, 1],
+                                   random_state=0).fit(X, y)
+    assert search.best_score_ is not None
+    with pytest.raises(ValueError, match="NaN"):
+        search.predict(X[:1])
+
+
+def test_a_candidate_that_is_not_pure_is_refused_before_the_data():
+    """A candidate without a `classes` parameter is refused by name before fit reads X."""
+    from sklearn.linear_model import LogisticRegression
+
+    with pytest.raises(InvalidParameterError, match="`estimator` must be a privkit"):
+        PrivateGridSearch(LogisticRegression(), {"C": [1.0]}, classes=[0, 1]).fit(
+            object(), None)

@@ -5,14 +5,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import privkit.algorithms.svdd as svdd_module
-from privkit.algorithms.random_features import RandomFourierFeatures
-from privkit.algorithms.svdd import (
-    PrivateSVDD,
+import privkit.algorithms._svdd_dual as svdd_module
+from privkit.algorithms._svdd_dual import (
     _capped_min_norm,
     _kkt_solve,
     _project_capped_simplex,
     _Warm,
+)
+from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd import (
+    PrivateSVDD,
     accounted,
     audit_case,
     centre_sensitivity,
@@ -265,9 +267,62 @@ def test_gaussian_needs_far_less_noise_than_coordinate_laplace():
     assert gau_norm < lap_norm / 4
 
 
-def test_infeasible_nu_refused():
+@pytest.mark.parametrize("n", [0, 1, 3, 9])
+def test_n_nu_below_one_gives_the_capped_sum_exactly(n):
+    """n nu <= 1 (nu = 0.1): the only feasible weights are beta = nu, the centre is
+    nu sum_i phi_i (0 for no rows), certified with gap 0, never refused."""
+    P = np.random.default_rng(n).normal(size=(n, 6))
+    P /= np.maximum(np.linalg.norm(P, axis=1, keepdims=True), 1e-300)
+    sol = svdd_centre(P, 0.1)
+    assert np.array_equal(sol.beta, np.full(n, 0.1))
+    assert np.allclose(sol.centre, 0.1 * P.sum(axis=0), atol=1e-15)
+    assert sol.gap == 0.0
+
+
+def test_centre_is_continuous_where_n_nu_crosses_one():
+    """At n nu = 1 the capped problem and the general one agree (every weight at the cap);
+    one more row (n nu = 1.1) moves the centre by at most 2 nu, as it does for any n."""
+    rng = np.random.default_rng(3)
+    P = rng.normal(size=(11, 5))
+    P /= np.linalg.norm(P, axis=1, keepdims=True)
+    at_one = svdd_centre(P[:10], 0.1)
+    assert np.allclose(at_one.centre, 0.1 * P[:10].sum(axis=0), atol=1e-12)
+    above = svdd_centre(P, 0.1)
+    assert above.gap <= 1e-8
+    assert np.linalg.norm(above.centre - at_one.centre) <= 2 * 0.1 + 2 * np.sqrt(2e-8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 14),
+       nu=st.sampled_from([0.05, 0.1, 0.2, 0.34, 0.5, 1.0]),
+       change=st.sampled_from(["add", "remove", "replace"]))
+def test_centre_moves_by_at_most_two_nu_for_every_n(seed, n, nu, change):
+    """The sensitivity proof (module docstring) for every n, n nu < 1 included, and for
+    each kind of neighbour: the exact centres of D and D' are within 2 nu (+ the certified
+    solver terms 2 sqrt(2 tol)) in L2."""
+    rng = np.random.default_rng(seed)
+    P = rng.normal(size=(n + 1, 4))
+    P /= np.linalg.norm(P, axis=1, keepdims=True)
+    first = P[:n]
+    if change == "add":
+        second = P
+    elif change == "remove":
+        first, second = P, P[:n]
+    else:
+        if n == 0:
+            return
+        second = P[:n].copy()
+        second[rng.integers(n)] = P[n]
+    a, b = svdd_centre(first, nu), svdd_centre(second, nu)
+    assert np.linalg.norm(a.centre - b.centre) <= 2 * nu + 2 * np.sqrt(2e-8) + 1e-12
+
+
+def test_solver_refuses_only_by_its_parameters():
     with pytest.raises(InvalidParameterError, match="nu"):
-        svdd_centre(np.eye(4), 0.1)
+        svdd_centre(np.eye(4), 1.5)
+    with pytest.raises(InvalidParameterError, match="Phi") as info:
+        svdd_centre(np.ones(4), 0.5)
+    assert "1-D" in str(info.value)
 
 
 def test_worst_case_rows_attain_the_l2_and_l1_sensitivity():

@@ -32,30 +32,34 @@ def test_hinge_svm_matches_cvxpy():
 
 
 def test_weight_sensitivity_is_rubinstein_and_budget_split():
-    clf = SVMWeightClassifier(epsilon=3.0, nu=0.05, n_components=400)
+    clf = SVMWeightClassifier(epsilon=3.0, nu=0.05, n_components=400, classes=[0, 1, 2])
     plan = clf.plan(n_samples=100, n_features=2, n_classes=3)
     assert plan.count == 3
     assert plan.block.sensitivity.value == pytest.approx(4 * 0.05 * 20)
     X, y = _data()
-    fitted = SVMWeightClassifier(epsilon=3.0, nu=0.05, n_components=50, random_state=0).fit(X, y)
+    fitted = SVMWeightClassifier(epsilon=3.0, nu=0.05, n_components=50, classes=[0, 1, 2],
+                                 random_state=0).fit(X, y)
     assert fitted.guarantee_.epsilon_at(0.0) == pytest.approx(3.0)
     assert fitted.ledger_.compare(fitted.plan_).matches
 
 
 def test_output_per_query_composes():
     X, y = _data()
-    clf = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_components=50, accounting="per_query",
+    clf = SVMOutputClassifier(epsilon=10.0, query_epsilon=1.0, nu=0.05, n_components=50,
+                              accounting="per_query", classes=[0, 1, 2],
                               random_state=0).fit(X, y)
     clf.predict(X[:10])
     assert clf.guarantee_.epsilon_at(0.0) == pytest.approx(10.0)  # 10 queries, epsilon each
-    batch = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_components=50, random_state=0).fit(X, y)
+    batch = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_components=50, classes=[0, 1, 2],
+                                random_state=0).fit(X, y)
     batch.predict(X[:10])
     assert batch.guarantee_.epsilon_at(0.0) == pytest.approx(1.0)
 
 
 def test_semi_uses_delta_one_over_n_and_is_accurate_at_large_epsilon():
     X, y = _data()
-    clf = SVMSemiClassifier(epsilon=100.0, nu=0.05, n_components=50, random_state=0)
+    clf = SVMSemiClassifier(epsilon=100.0, nu=0.05, n_components=50, classes=[0, 1, 2],
+                            random_state=0)
     clf.fit(X[:150], y[:150], Z=X[150:])
     assert clf.guarantee_.epsilon_at(1 / 150) <= 100.0 * (1 + 1e-9)
     assert clf.paper_claim_ == ApproxDP(epsilon=100.0, delta=1 / 150)
@@ -73,12 +77,14 @@ def test_semi_has_the_one_plan_signature_and_a_public_z_norm():
     params = list(inspect.signature(SVMSemiClassifier.plan).parameters)
     assert params == ["self", "n_samples", "n_features", "n_classes"]
     with pytest.raises(InvalidParameterError, match="z_operator_norm"):
-        SVMSemiClassifier(epsilon=1.0).plan(n_samples=10, n_features=2)
-    declared = SVMSemiClassifier(epsilon=1.0, nu=0.05, z_operator_norm=np.sqrt(50))
+        SVMSemiClassifier(epsilon=1.0, classes=[0, 1]).plan(n_samples=10, n_features=2)
+    declared = SVMSemiClassifier(epsilon=1.0, nu=0.05, z_operator_norm=np.sqrt(50),
+                                 classes=[0, 1, 2])
     plan = declared.plan(n_samples=150, n_features=2, n_classes=3)
     assert plan.block.sensitivity.value == pytest.approx(2 * 0.05 * np.sqrt(50))
     X, y = _data()
-    clf = SVMSemiClassifier(epsilon=1.0, nu=0.05, n_components=50, random_state=0)
+    clf = SVMSemiClassifier(epsilon=1.0, nu=0.05, n_components=50, classes=[0, 1, 2],
+                            random_state=0)
     clf.fit(X[:150], y[:150], Z=X[150:])
     PZ = clf.features_.transform(X[150:])
     top = np.linalg.svd(PZ, compute_uv=False)[0]
@@ -86,7 +92,7 @@ def test_semi_has_the_one_plan_signature_and_a_public_z_norm():
     assert clf.plan_.block.sensitivity.value == pytest.approx(2 * 0.05 * top)
     with pytest.raises(InvalidParameterError, match="z_operator_norm"):
         SVMSemiClassifier(epsilon=1.0, nu=0.05, n_components=50, z_operator_norm=0.5,
-                          random_state=0).fit(X[:150], y[:150], Z=X[150:])
+                          classes=[0, 1, 2], random_state=0).fit(X[:150], y[:150], Z=X[150:])
 
 
 def test_output_plan_has_the_one_signature():
@@ -94,10 +100,11 @@ def test_output_plan_has_the_one_signature():
 
     params = list(inspect.signature(SVMOutputClassifier.plan).parameters)
     assert params == ["self", "n_samples", "n_features", "n_classes"]
-    plan = SVMOutputClassifier(epsilon=1.0, nu=0.05, accounting="per_query",
+    plan = SVMOutputClassifier(epsilon=1.0, nu=0.05, accounting="per_query", classes=[0, 1, 2],
                                n_queries=7).plan(n_samples=10, n_features=2, n_classes=3)
     assert plan.count == 7
-    batch = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_queries=7).plan(
+    assert plan.block.epsilon_at(0.0) == pytest.approx(1.0 / 7)  # the budget over 7 points
+    batch = SVMOutputClassifier(epsilon=1.0, nu=0.05, n_queries=7, classes=[0, 1, 2]).plan(
         n_samples=10, n_features=2, n_classes=3)
     assert batch.sensitivity.value == pytest.approx(2 * 0.05 * 3 * 7)
 
@@ -117,7 +124,8 @@ def test_semi_refit_is_the_minimum_norm_least_squares_fit_of_the_released_values
     released decision values and lies in the row space of phi(Z), as numpy's lstsq does."""
     X, y = _data()
     Z = X[180:]
-    clf = SVMSemiClassifier(epsilon=1e6, nu=0.05, n_components=50, random_state=0)
+    clf = SVMSemiClassifier(epsilon=1e6, nu=0.05, n_components=50, classes=[0, 1, 2],
+                            random_state=0)
     clf.fit(X[:180], y[:180], Z=Z)
     PZ = clf.features_.transform(Z)
     W = hinge_svm_ovr(clf.features_.transform(X[:180]), y[:180], 0.05)
@@ -142,6 +150,23 @@ def test_liblinear_solve_is_linear_svc_and_reproducible():
     assert W.shape == ref.shape == (3, 60)
     assert np.abs(W - ref).max() < 1e-4
     assert np.array_equal(W, hinge_svm_ovr(P, y, 0.05))
-    a = SVMWeightClassifier(epsilon=1.0, n_components=60, random_state=3).fit(X, y)
-    b = SVMWeightClassifier(epsilon=1.0, n_components=60, random_state=3).fit(X, y)
+    a = SVMWeightClassifier(epsilon=1.0, n_components=60, classes=[0, 1, 2],
+                            random_state=3).fit(X, y)
+    b = SVMWeightClassifier(epsilon=1.0, n_components=60, classes=[0, 1, 2],
+                            random_state=3).fit(X, y)
     assert np.array_equal(a.coef_, b.coef_)
+
+
+def test_semi_guarantee_is_the_tightest_accountants_on_its_plan():
+    """SEMI's guarantee_ is the closed form GDP(sqrt(k) mu) of its k Gaussians (Dong, Roth,
+    Su 2019, Cor. 3.3); privkit's tightest accountant on the same plan agrees at several
+    deltas, and at the calibration delta both give the budget."""
+    from privkit import tightest
+
+    X, y = _data()
+    clf = SVMSemiClassifier(epsilon=1.0, delta=1e-4, nu=0.05, n_components=50,
+                            classes=[0, 1, 2], random_state=0).fit(X, y, Z=X[:30])
+    for delta in (1e-6, 1e-4, 1e-2):
+        assert clf.guarantee_.epsilon_at(delta) == pytest.approx(
+            tightest(clf.plan_, delta=delta).epsilon, rel=1e-4)
+    assert clf.guarantee_.epsilon_at(1e-4) == pytest.approx(1.0, rel=1e-6)

@@ -58,7 +58,8 @@ def test_objective_perturbation_case_builds_from_a_composed_plan(epsilon):
     plan's transcript) against the whole plan's claim, and draws finite privacy losses."""
     from privkit.algorithms import ObjectivePerturbationClassifier
 
-    plan = ObjectivePerturbationClassifier(epsilon=epsilon, regularization=0.2).plan(
+    plan = ObjectivePerturbationClassifier(epsilon=epsilon, classes=[-1, 1],
+                                           regularization=0.2).plan(
         n_samples=200, n_features=1)
     case = CASES["objective_perturbation"](epsilon)
     assert case.epsilon == epsilon

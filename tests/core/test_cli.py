@@ -97,7 +97,9 @@ def test_audit_prints_claims_against_bounds(tmp_path, capsys):
 def test_audit_unknown_name_is_refused(capsys):
     """An unknown mechanism name exits 2 listing the known ones."""
     assert main(["audit", "teleport"]) == 2
-    assert "one of analyze_gauss" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "must be one of analytics_count" in err  # sorted: the query layer's cases first
+    assert "analyze_gauss" in err
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
@@ -194,3 +196,60 @@ def test_reproduce_passes_options_to_the_papers_runner(capsys):
         main(["reproduce", "park2022", "--help"])
     assert info.value.code == 0
     assert "privkit reproduce park2022" in capsys.readouterr().out
+
+
+@pytest.fixture
+def toy_estimators(monkeypatch):
+    """The correct and one leaky toy estimator, registered for the transcript tier."""
+    pytest.importorskip("sklearn")
+    from privkit.audits import estimators
+    from privkit.audits.leaky import PrivateCentroids, UniqueLabels
+
+    monkeypatch.setattr(estimators, "_REGISTERED", {
+        "PrivateCentroids": PrivateCentroids, "UniqueLabels": UniqueLabels})
+
+
+def test_audit_transcript_tier_prints_rows_threat_models_and_what_it_ran(toy_estimators,
+                                                                        capsys):
+    """A transcript row per label mode, its threat model (channels, fits, the channel
+    shown), and the tier's size and time; a correct estimator passes (exit 0)."""
+    assert main(["audit", "transcript:PrivateCentroids"]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "transcript:PrivateCentroids[classes declared]" in out
+    assert "transcript:PrivateCentroids[classes learnt]" in out
+    assert ("the whole transcript: attributes, predictions on 8 probes, warnings, "
+            "exceptions; pair: 6 channels (new_label, record, non_finite, at_bound, "
+            "beyond_bound, worst_case), each at 0.9958") in out
+    assert "transcript tier: 2 rows, 20 + 10 fits per side of each channel, 720 fits" in out
+    assert "[1/1] transcript:PrivateCentroids" in captured.err
+
+
+def test_audit_transcript_tier_fails_on_a_leak(toy_estimators, capsys):
+    """classes_ = np.unique(y) separates every fit on the new_label channel: the second
+    stage certifies more than the claim of 2 and the run exits 1."""
+    assert main(["audit", "transcript:UniqueLabels", "--transcript-fits", "40"]) == 1
+    out = capsys.readouterr().out
+    assert "transcript:UniqueLabels[classes declared]" in out
+    assert "violation" in out
+    assert "the largest bound shown: new_label" in out
+
+
+def test_audit_unknown_transcript_name_lists_the_known_ones(toy_estimators, capsys):
+    assert main(["audit", "transcript:Nope"]) == 2
+    assert "transcript:PrivateCentroids" in capsys.readouterr().err
+
+
+def test_audit_transcript_fits_are_checked_before_any_fit(capsys):
+    assert main(["audit", "transcript:Nope", "--transcript-fits", "3"]) == 2
+    assert "`--transcript-fits` must be an integer >= 10" in capsys.readouterr().err
+
+
+def test_audit_runs_the_transcript_tier_by_default(toy_estimators):
+    """With no names, every registered transcript estimator is audited after the cases."""
+    from privkit.cli import _transcript_estimators
+
+    found, missing = _transcript_estimators([])
+    assert missing is None
+    assert {"transcript:PrivateCentroids", "transcript:UniqueLabels"} <= set(found)
+    assert _transcript_estimators(["laplace"]) == ({}, None)

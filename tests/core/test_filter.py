@@ -1,7 +1,10 @@
-"""The budget filter: all-or-nothing spends, exact limits, thread safety."""
+"""The budget filter: all-or-nothing spends, exact limits, thread safety, one state."""
 
 import contextlib
+import copy
 import math
+import multiprocessing
+import os
 import pickle
 import threading
 
@@ -22,13 +25,18 @@ from privkit import (
     Neighbouring,
     PoissonSubsample,
     PureDP,
-    Repeat,
     UnsupportedPlanError,
 )
 from privkit.mechanisms import Gaussian, Laplace
 
 A = Neighbouring.ADD_REMOVE
 R = Neighbouring.REPLACE_ONE
+
+
+def state(f):
+    """Everything a filter shows (its history with each entry's native cost, its total,
+    relation, spent and remaining): what "unchanged" compares."""
+    return (f.history, [e.cost for e in f.history], f.relation, f.spent, f.remaining)
 
 
 def lap(eps, relation=A):
@@ -104,25 +112,26 @@ def test_relation_is_fixed_by_the_first_spend():
 def test_unsupported_plan_is_refused_without_change():
     """A plan with a node the filter's accountant cannot handle is refused whole."""
     f = BudgetFilter(epsilon=10.0, delta=1e-5)
-    before = pickle.dumps(f)
+    before = state(f)
     plan = PoissonSubsample(Gaussian.for_gdp(1.0, sensitivity=1.0, relation=A), 0.1)
     with pytest.raises(UnsupportedPlanError):
         f.spend(plan, delta=1e-6)
-    assert pickle.dumps(f) == before
+    assert state(f) == before
 
 
 @given(plans(A, max_leaves=4), st.floats(min_value=0.05, max_value=3.0),
        st.sampled_from([None, 1e-7, 1e-3]))
-def test_refused_spend_leaves_state_byte_for_byte_unchanged(plan, limit, delta):
+def test_refused_spend_leaves_state_unchanged(plan, limit, delta):
     """Property: whatever the block, a spend that raises (over budget, missing delta)
-    leaves the pickled filter exactly as it was; one that succeeds adds one entry."""
+    leaves the filter exactly as it was (history, native total, relation, spent,
+    remaining); one that succeeds adds one entry."""
     f = BudgetFilter(epsilon=limit, delta=1e-5)
     f.spend(Claimed(PureDP(epsilon=limit / 2), relation=A))
-    before = pickle.dumps(f)
+    before = state(f)
     try:
         f.spend(plan, delta=delta)
     except (BudgetExceededError, InvalidParameterError):
-        assert pickle.dumps(f) == before
+        assert state(f) == before
     else:
         assert len(f.history) == 2
 
@@ -165,14 +174,43 @@ def test_eight_threads_never_exceed_the_limit():
     assert f.spent.epsilon <= 1.0 * (1 + 1e-12)
 
 
-def test_filter_round_trips_through_pickle():
-    """A pickled filter keeps its history and gets a fresh lock."""
+@pytest.mark.parametrize("copier", [pickle.dumps, copy.copy, copy.deepcopy],
+                         ids=["pickle", "copy", "deepcopy"])
+def test_filter_refuses_to_be_copied_and_says_how_to_share(copier):
+    """A copy would spend on a state of its own (the pool's 8 spends of 0.6 into a limit
+    of 1 were all accepted, the parent still at 0): pickling and copying are refused with
+    a message naming the shared form; the filter is untouched."""
     f = BudgetFilter(epsilon=1.0)
-    f.spend(Repeat(lap(0.1), 2))
-    g = pickle.loads(pickle.dumps(f))
-    assert g.history == f.history
-    g.spend(lap(0.1))
+    f.spend(lap(0.1))
+    with pytest.raises(TypeError, match=r"cannot be pickled or copied.*budget\.shared\(\)"):
+        copier(f)
     assert len(f.history) == 1
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="needs the fork start method")
+def test_a_filter_inherited_by_fork_refuses_to_spend():
+    """A forked child inherits a copy of the filter without pickling it; spending on that
+    copy would never reach the parent, so it raises (naming budget.shared()) and the
+    parent's filter is unchanged."""
+    f = BudgetFilter(epsilon=1.0)
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child: report what spend did, then leave at once
+        try:
+            f.spend(lap(0.5))
+            writer.send("spent")
+        except RuntimeError as error:
+            writer.send(str(error))
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    message = reader.recv()
+    assert "inherited by process" in message
+    assert "budget.shared()" in message
+    assert f.history == ()
+    f.spend(lap(0.5))  # the parent's filter still spends
+    assert f.spent.epsilon == pytest.approx(0.5)
 
 
 def test_comparison_slack_is_only_for_rounding():

@@ -3,9 +3,10 @@
 import contextvars
 import threading
 
+import numpy as np
 import pytest
 
-from privkit import Ledger, Neighbouring, Parallel, Repeat, Sequential, record
+from privkit import Ledger, Neighbouring, Parallel, Repeat, Sequential, carry_context, record
 from privkit.mechanisms import Gaussian, Laplace
 
 A = Neighbouring.ADD_REMOVE
@@ -66,20 +67,119 @@ def test_as_plan_gives_what_ran():
     assert ledger.as_plan() == Sequential(LAP, Repeat(GAU, 4))
 
 
-def test_worker_threads_started_inside_a_ledger_are_recorded():
-    """Releases in a Thread and in a ThreadPoolExecutor started inside ``with Ledger()``
-    are recorded (9 of 9; they were silently dropped), as is one run through
-    contextvars.copy_context."""
+def test_threads_record_only_through_a_carried_context():
+    """Work handed to a Thread or a ThreadPoolExecutor from inside ``with Ledger()`` is
+    recorded when it carries the context (carry_context, contextvars.copy_context().run:
+    1 + 7 + 1 releases) and not otherwise (the 1 + 7 bare releases: a new thread's
+    context is empty, and a release there belongs to no ledger)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with Ledger() as ledger:
-        t = threading.Thread(target=lambda: LAP.release(0.0, rng=4))
-        t.start()
-        t.join()
+        for target in (lambda: LAP.release(0.0, rng=4),
+                       carry_context(lambda: LAP.release(0.0, rng=4))):
+            t = threading.Thread(target=target)
+            t.start()
+            t.join()
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(lambda seed: LAP.release(0.0, rng=seed), range(7)))
+            list(pool.map(carry_context(lambda seed: GAU.release(0.0, rng=seed)), range(7)))
         contextvars.copy_context().run(lambda: LAP.release(0.0, rng=4))
-    assert ledger.count(LAP) == 9
+    assert ledger.counts() == {LAP: 2, GAU: 7}
+
+
+def test_carry_context_gives_each_call_its_own_copy():
+    """Calls of one carried function run concurrently (one Context object cannot be
+    entered twice at once), each in a fresh copy: a ledger opened inside a call records
+    that call's releases only, and the caller's ledger records all of them."""
+    barrier = threading.Barrier(4)
+
+    def work(runs):
+        with Ledger() as mine:
+            barrier.wait()
+            for _ in range(runs):
+                LAP.release(0.0, rng=runs)
+            barrier.wait()
+        return len(mine)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with Ledger() as outer, ThreadPoolExecutor(max_workers=4) as pool:
+        counts = list(pool.map(carry_context(work), [1, 2, 3, 4]))
+    assert counts == [1, 2, 3, 4]
+    assert outer.count(LAP) == 10
+
+
+def test_ledgers_in_three_threads_ignore_a_fourth_that_releases():
+    """Ledgers open in 3 threads while a 4th thread, with no ledger, releases 50 times:
+    each ledger records exactly its own thread's releases (3, 5, 7), none of the 4th's
+    (before, every open ledger in the process took them: 10 and 20 became 60 and 70)."""
+    opened, done = threading.Barrier(4), threading.Barrier(4)
+    results = {}
+
+    def owner(name, runs):
+        with Ledger() as mine:
+            opened.wait()
+            for _ in range(runs):
+                LAP.release(0.0, rng=runs)
+            done.wait()
+        results[name] = mine.counts()
+
+    def stranger():
+        opened.wait()
+        for seed in range(50):
+            GAU.release(0.0, rng=seed)
+        done.wait()
+
+    threads = [threading.Thread(target=owner, args=(name, runs))
+               for name, runs in (("a", 3), ("b", 5), ("c", 7))]
+    threads.append(threading.Thread(target=stranger))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {"a": {LAP: 3}, "b": {LAP: 5}, "c": {LAP: 7}}
+
+
+def test_estimators_fitted_in_a_thread_pool_match_their_plans():
+    """8 estimators fitted at once in a thread pool, half of them carrying the caller's
+    context, while another thread with no ledger releases all along: each estimator's
+    ledger_ matches its plan_ (before, every open ledger took the other thread's
+    releases), and the caller's ledger has the 4 carried fits' releases only."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from privkit.algorithms import OutputPerturbationClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+
+    def fit(seed):
+        estimator = OutputPerturbationClassifier(epsilon=1.0, random_state=seed)
+        if "classes" in estimator.get_params():
+            estimator.set_params(classes=[0, 1])
+        return estimator.fit(X, y)
+
+    stop = threading.Event()
+
+    def stranger():
+        while not stop.is_set():
+            GAU.release(0.0, rng=0)
+
+    noise = threading.Thread(target=stranger)
+    noise.start()
+    try:
+        with Ledger() as caller, ThreadPoolExecutor(max_workers=8) as pool:
+            carried = [pool.submit(carry_context(fit), seed) for seed in range(4)]
+            bare = [pool.submit(fit, seed) for seed in range(4, 8)]
+            fitted = [future.result() for future in carried + bare]
+    finally:
+        stop.set()
+        noise.join()
+    for estimator in fitted:
+        assert estimator.ledger_.compare(estimator.plan_).matches, estimator.ledger_
+        assert len(estimator.ledger_) == 1
+    assert len(caller) == 4
+    assert caller.count(GAU) == 0
 
 
 def test_tasks_with_their_own_ledgers_stay_apart():

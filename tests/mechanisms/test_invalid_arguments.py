@@ -30,7 +30,7 @@ CASES = [
     (lambda: Laplace.for_epsilon(1.0, sensitivity=-2.0, relation=A), "`sensitivity` must be"),
     (lambda: Laplace.for_epsilon(1.0, sensitivity=L1, relation=Neighbouring.REPLACE_ONE),
      "the sensitivity's own relation"),
-    (lambda: LAP.release(math.nan), "`value` must be finite (no NaN or infinity)"),
+    (lambda: LAP.release(math.nan), "`value` must be free of NaN for Laplace.release"),
     (lambda: LAP.release("ten"), "`value` must be a real number or an array"),
     (lambda: LAP.release(1.0, size=0), "`size` must be an integer >= 1 for Laplace.release"),
     (lambda: LAP.release(1.0, size=(3, -1)), "(got -1)"),
@@ -43,7 +43,7 @@ CASES = [
      "`method` must be 'analytic' or 'classic'"),
     (lambda: Gaussian.for_zcdp(0.0, sensitivity=1.0, relation=A), "`rho` must be"),
     (lambda: Gaussian.for_gdp(math.nan, sensitivity=1.0, relation=A), "`mu` must be"),
-    (lambda: GAU.simulate([1.0, math.inf]), "finite"),
+    (lambda: GAU.simulate([1.0, math.nan]), "free of NaN"),
 ]
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from _stats import N_DRAWS, assert_law
-from privkit import InvalidParameterError, Neighbouring, Norm, PureDP, Sensitivity
+from privkit import Neighbouring, Norm, PureDP, Sensitivity
 from privkit.mechanisms import Laplace, laplace_rdp
 from privkit.mechanisms._grid import grid_step
 
@@ -108,8 +108,10 @@ def test_approx_dp_calibration_uses_the_exact_profile():
     assert m.noise_scale < Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A).noise_scale
 
 
-def test_huge_values_are_refused_not_wrapped():
-    """A value too large for exact int64 grid arithmetic is refused with advice."""
+def test_huge_values_are_clamped_not_wrapped():
+    """A value beyond the grid's exact range is released as the clamp bound would be
+    (same seed, same output), never wrapped around and never refused."""
     m = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
-    with pytest.raises(InvalidParameterError, match="centre the query"):
-        m.release(1e30, rng=0)
+    bound = m.clamp_bound()
+    assert m.release(1e30, rng=0) == m.release(bound, rng=0)
+    assert m.release(-np.inf, rng=0) == m.release(-bound, rng=0)

@@ -56,12 +56,16 @@ class TestRandomizedResponse:
         expected = np.array([(1 - p) / 3, (1 - p) / 3, p, (1 - p) / 3]) * N_DRAWS
         assert stats.chisquare(np.bincount(out, minlength=4), expected).pvalue > ALPHA
 
-    def test_relation_is_replace_one_and_values_checked(self):
-        """A local randomizer: REPLACE_ONE; out-of-range values refused."""
-        m = RandomizedResponse.for_epsilon(1.0, n_categories=3)
+    def test_relation_is_replace_one_and_values_mapped_into_the_categories(self):
+        """A local randomizer: REPLACE_ONE. A value outside [0, 3) is clamped onto the
+        nearest category (a public per-record map; with keep probability near 1 the
+        output is that category); a float dtype is refused without showing the values."""
+        m = RandomizedResponse.for_epsilon(30.0, n_categories=3)
         assert m.relation is R
-        with pytest.raises(InvalidParameterError, match=r"integers in \[0, 3\)"):
-            m.release([0, 3])
+        assert m.release([-7, 3, 10**18], rng=0).tolist() == [0, 2, 2]
+        with pytest.raises(InvalidParameterError, match=r"integers in \[0, 3\)") as info:
+            m.release([0.0, 1.5])
+        assert "1.5" not in str(info.value)
         with pytest.raises(InvalidParameterError, match="keep_probability"):
             RandomizedResponse(n_categories=3, keep_probability=0.3)
 
@@ -155,11 +159,18 @@ class TestAnalyzeGauss:
         assert np.all(out == np.swapaxes(out, -1, -2))
         assert out[:, 0, 1].std() == pytest.approx(m.noise_scale, rel=0.03)  # ~6 s.e.
 
-    def test_non_symmetric_input_is_refused(self):
-        """Only symmetric square matrices are accepted."""
+    def test_only_square_matrices_and_only_the_upper_triangle_is_read(self):
+        """A non-square matrix is refused (its shape is not shown); of a square one only
+        the upper triangle is read: two matrices with the same upper triangle give the
+        same release for the same seed (the old symmetry check refused data-dependently)."""
         m = AnalyzeGauss(noise_scale=1.0, row_norm_bound=1.0, relation=A)
-        with pytest.raises(InvalidParameterError, match="symmetric square matrix"):
+        with pytest.raises(InvalidParameterError, match="square matrix") as info:
             m.release(np.arange(6.0).reshape(2, 3))
+        assert "(2, 3)" not in str(info.value)
+        upper = np.triu(np.arange(9.0).reshape(3, 3))
+        lower = upper + np.tril(np.full((3, 3), 5.0), -1)
+        assert np.array_equal(m.release(upper, rng=4), m.release(lower, rng=4))
+        assert np.array_equal(m.simulate(upper, rng=4), m.simulate(lower, rng=4))
 
 
 class TestHistograms:
@@ -180,10 +191,16 @@ class TestHistograms:
         gau = Gaussian.for_histogram(epsilon=1.0, delta=1e-6, relation=R)
         assert gau.sensitivity.value == pytest.approx(math.sqrt(2))
 
-    def test_counts_refuses_out_of_range_labels(self):
-        """A label outside [0, k) is refused, not dropped."""
-        with pytest.raises(InvalidParameterError, match=r"integers in \[0, 3\)"):
-            counts([0, 3], 3)
+    def test_counts_drops_labels_outside_the_range(self):
+        """A label that is not an integer in [0, k) is dropped by a public per-record rule
+        (never refused, never shown); a non-numeric dtype is refused without the labels."""
+        assert counts([0, 3, -1, 2], 3).tolist() == [1, 0, 1]
+        assert counts([0.0, 1.0, 1.5, np.nan, np.inf, 2.0], 3).tolist() == [1, 1, 1]
+        assert counts(np.array([], dtype=np.int64), 2).tolist() == [0, 0]
+        assert counts(np.array([1, 250], dtype=np.uint8), 3).tolist() == [0, 1, 0]
+        with pytest.raises(InvalidParameterError, match="`labels`") as info:
+            counts(["SENTINEL", "1"], 3)
+        assert "SENTINEL" not in str(info.value)
 
 
 def test_sparse_vector_privacy_loss_by_quadrature_meets_its_claim():
