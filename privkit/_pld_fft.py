@@ -314,7 +314,8 @@ def _infinity(log_finite: float, log_total: float) -> float:
 
 def _fold(row: Array, size: int) -> Array:
     """A row longer than the circle, wrapped onto it."""
-    out: Array = np.bincount(np.arange(row.size) % size, weights=row, minlength=size)
+    out: Array = np.bincount(np.arange(row.size) % size, weights=row,
+                             minlength=size).astype(np.float64, copy=False)
     return out
 
 

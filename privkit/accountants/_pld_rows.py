@@ -12,6 +12,7 @@ Rows of one chunk that run the same number of times form one
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -68,7 +69,7 @@ class Batch:
         out = np.empty(self.size)
         for r in range(self.size):
             params = tuple(c[r] for c in self.columns)
-            out[r] = sweep_top(lambda e, p=params: self.family(p, e), float(tail[r]))
+            out[r] = sweep_top(functools.partial(self.family, params), float(tail[r]))
         return out
 
     def groups(self, step: float, tail: Array, lower: bool) -> tuple[list[Group],
@@ -98,9 +99,9 @@ class Batch:
                                      lower=lower)
             if self.family.bound is not None:  # no loss beyond the bound's grid point:
                 # the masses there are rounding allowances, exactly 0 (pure DP needs it)
-                reach = np.ceil(tops[chosen] / step * (1 - 1e-12))[:, None]
+                bound = np.ceil(tops[chosen] / step * (1 - 1e-12))[:, None]
                 index = np.arange(first, last + 1)[None, :]
-                outside = np.abs(index) > reach
+                outside = np.abs(index) > bound
                 up.pmf[outside] = 0.0
                 if lo is not None:
                     lo.pmf[outside] = 0.0
@@ -110,7 +111,7 @@ class Batch:
         return uppers, lowers
 
 
-def _by_count(rows: Rows, counts: Array) -> list[Group]:
+def _by_count(rows: Rows, counts: NDArray[np.int64]) -> list[Group]:
     out = []
     for c in np.unique(counts):
         pick = counts == c
