@@ -225,7 +225,10 @@ class PLDGuarantee(Guarantee):
     and :meth:`delta_at` are certified upper bounds. ``lower_remove`` / ``lower_add``,
     when present, are lower PLDs of the same directions: they give
     :meth:`epsilon_lower_at` and :meth:`delta_lower_at`, certified lower bounds on the
-    exact privacy of the plan's blocks (no accountant can certify less). The PLDs
+    exact privacy of the plan's blocks (no accountant can certify less) when
+    ``lower_bounds_plan``; otherwise (bounded-range blocks, whose worst pair for one run is
+    not the worst under composition) only on the exact composition of the blocks'
+    dominating pairs, the accountant's own exact answer. The PLDs
     represent the curves at every ``eps >= 0`` (masses at negative losses, which do not
     enter there, are not kept). ``notes`` say how the grid was chosen.
 
@@ -239,6 +242,7 @@ class PLDGuarantee(Guarantee):
     lower_remove: PrivacyLossDistribution | None = None
     lower_add: PrivacyLossDistribution | None = None
     notes: tuple[str, ...] = ()
+    lower_bounds_plan: bool = True
 
     def delta_at(self, epsilon: float) -> float:
         """The worse of the two directions (a certified upper bound)."""

@@ -20,9 +20,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit._profiles import Family
-from privkit.guarantees import GDP, ApproxDP, Guarantee
+from privkit.guarantees import GDP, ApproxDP, BoundedRange, Guarantee
 
-__all__ = ["Atom", "Composed", "LeafAtom", "Parts", "Subsampled", "Terms", "poisson_profiles"]
+__all__ = ["Atom", "Composed", "LeafAtom", "Parts", "Subsampled", "Terms", "poisson_profiles",
+           "realised"]
 
 Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
@@ -228,3 +229,23 @@ def _pointwise_max(*profiles: Profile) -> Profile:
         return result
 
     return h
+
+
+def realised(terms: Terms) -> bool:
+    """Whether every block's worst-case pair is realised by one pair of neighbouring
+    datasets under composition, so that the composed lower PLDs bound the plan's exact
+    privacy. Not for bounded-range blocks: their profile is a pointwise maximum over a
+    family of pairs, and k runs of the worst pair for one run are looser than the worst
+    k runs (Dong, Durfee, Rogers 2020, "Optimal differential privacy composition for
+    exponential mechanisms", Section 3); the lower PLDs then bound only the composition
+    of the dominating pairs."""
+    for atom, _ in terms.counts:
+        if isinstance(atom, LeafAtom):
+            if isinstance(atom.guarantee, BoundedRange):
+                return False
+        elif isinstance(atom, Parts):
+            if not all(realised(p) for p in atom.parts):
+                return False
+        elif isinstance(atom, (Subsampled, Composed)) and not realised(atom.block):
+            return False
+    return True

@@ -14,10 +14,12 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+import attrs
 import numpy as np
 
 from privkit import _leaves
@@ -33,6 +35,7 @@ from privkit.accountants._pld_terms import (
     Profile,
     Subsampled,
     Terms,
+    realised,
 )
 from privkit.guarantees import GDP, Guarantee
 from privkit.neighbouring import Neighbouring
@@ -259,7 +262,7 @@ class PLDAccountant(Accountant[Terms]):
         return Terms(counts=((Subsampled(cost, rate, symmetrise=True), 1),))
 
     def to_guarantee(self, cost: Terms) -> Guarantee:
-        return self._solve(cost, _Question(None, None))
+        return _marked(self._solve(cost, _Question(None, None)), cost)
 
     # -- answers -----------------------------------------------------------------------------
 
@@ -268,7 +271,8 @@ class PLDAccountant(Accountant[Terms]):
         """The plan's PLDs, on a grid chosen for the question (``delta`` to read epsilon
         at, or ``epsilon`` to read delta at; default: epsilon at delta 1e-6). The result
         is certified at every question; it is tightest at the one asked."""
-        return self._solve(self.cost(plan), _Question(delta, epsilon))
+        cost = self.cost(plan)
+        return _marked(self._solve(cost, _Question(delta, epsilon)), cost)
 
     def pair(self, plan: Block) -> PLDGuarantee:
         """The plan's privacy loss distributions in both directions (its guarantee)."""
@@ -353,11 +357,11 @@ class PLDAccountant(Accountant[Terms]):
             elif isinstance(atom, Composed):
                 assert question.tilts is not None
                 nested = question.inner(_runs(atom.block) / runs, question.tilts)
-                curves = atom.profiles(lambda block, q=nested: self._curves(block, q))
+                curves = atom.profiles(functools.partial(self._curves, question=nested))
                 singles.append(Single(atom, count, curves))
             else:
                 nested = question.inner(1.0, (0.0, 0.0))
-                curves = atom.profiles(lambda block, q=nested: self._curves(block, q))
+                curves = atom.profiles(functools.partial(self._curves, question=nested))
                 singles.append(Single(atom, count, curves))
         batches = [Batch(group[0][0].family[0], group) for group in families.values()]
         return batches, singles
@@ -374,8 +378,9 @@ class PLDAccountant(Accountant[Terms]):
             total += float(np.sum(b.counts * (2.5 * at0) ** 2))
             weight += float(np.sum(b.counts))
         for s in singles:
-            at0 = max(float(np.ravel(s.curves[0](zero))[0]), float(np.ravel(s.curves[1](zero))[0]))
-            total += s.count * (2.5 * at0) ** 2
+            at0_single = max(float(np.ravel(s.curves[0](zero))[0]),
+                             float(np.ravel(s.curves[1](zero))[0]))
+            total += s.count * (2.5 * at0_single) ** 2
             weight += s.count
         spread = math.sqrt(total / weight) if weight else 1.0
         return min(max(math.sqrt(2 * self.tolerance) * spread, _FINEST_STEP), 0.05)
@@ -522,6 +527,15 @@ def _best(a: PLDGuarantee, b: PLDGuarantee, question: _Question) -> PLDGuarantee
 def _with_notes(g: PLDGuarantee, notes: list[str]) -> PLDGuarantee:
     return PLDGuarantee(remove=g.remove, add=g.add, lower_remove=g.lower_remove,
                         lower_add=g.lower_add, notes=tuple(dict.fromkeys(notes)))
+
+
+def _marked(g: PLDGuarantee, terms: Terms) -> PLDGuarantee:
+    if realised(terms):
+        return g
+    note = ("the lower bound is on the composition of the blocks' dominating pairs, not on "
+            "the plan's exact privacy: bounded-range blocks (exponential mechanism) have no "
+            "single worst pair under composition")
+    return attrs.evolve(g, lower_bounds_plan=False, notes=(*g.notes, note))
 
 
 def _runs(terms: Terms) -> int:

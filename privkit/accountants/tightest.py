@@ -130,7 +130,7 @@ def _answer(g: Guarantee, delta: float | None, epsilon: float | None) -> float:
 
 
 def _lower(g: Guarantee, delta: float | None, epsilon: float | None) -> float:
-    if isinstance(g, PLDGuarantee):
+    if isinstance(g, PLDGuarantee) and g.lower_bounds_plan:
         if epsilon is not None:
             return 0.0 if math.isinf(epsilon) else g.delta_lower_at(epsilon)
         assert delta is not None
@@ -167,7 +167,7 @@ def _best(plan: Block, accountants: Sequence[Accountant[Any]] | None, owner: str
             natives[a.name] = g
             values[a.name] = _answer(g, delta, epsilon)
             lower = max(lower, _lower(g, delta, epsilon))
-            if isinstance(g, PLDGuarantee):
+            if isinstance(g, PLDGuarantee) and g.lower_bounds_plan:
                 evidence = g
             if ((a.name == "gdp" and isinstance(g, GDP))  # Dong, Roth, Su 2019, Cor. 3.3
                     or (a.name == "basic" and delta == 0.0 and isinstance(g, PureDP))):
