@@ -90,10 +90,13 @@ def _single_key(spec: Any, where: str) -> tuple[str, Any]:
 
 
 def _short(value: Any) -> str:
-    try:
-        return json.dumps(value)[:120]
-    except (TypeError, ValueError):
-        return repr(value)[:120]
+    """What a misplaced part of a plan file is, never what it holds: a plan file may carry
+    data under keys that are not parameters, and an error must not echo it."""
+    if isinstance(value, dict):
+        return f"an object with keys {sorted(map(str, value))}"[:200]
+    if isinstance(value, list):
+        return "a list"
+    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
 def _fields(body: Any, kind: str, required: set[str], optional: set[str]) -> dict[str, Any]:
