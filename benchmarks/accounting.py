@@ -127,7 +127,7 @@ def prv_dpsgd(q: float, sigma: float, steps: int, delta: float) -> tuple[float, 
     from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
     prv = PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=q)
-    acct = PRVAccountant(prvs=prv, max_self_compositions=[steps], eps_error=0.01,
+    acct = PRVAccountant(prvs=[prv], max_self_compositions=[steps], eps_error=0.01,
                          delta_error=delta / 1000)
     low, _, up = acct.compute_epsilon(delta=delta, num_self_compositions=[steps])
     return float(low), float(up)
@@ -350,12 +350,16 @@ def main() -> None:
         child_wide(args.child_wide)
         return
     header()
-    section_dpsgd()
-    section_long()
-    section_small_delta()
-    section_blocks((1000,) if args.quick else (1000, 10_000))
-    section_wide(20_000 if args.quick else 100_000)
-    section_swor()
+    sections: list[Callable[[], None]] = [
+        section_dpsgd, section_long, section_small_delta,
+        lambda: section_blocks((1000,) if args.quick else (1000, 10_000)),
+        lambda: section_wide(20_000 if args.quick else 100_000), section_swor]
+    for section in sections:
+        try:
+            section()
+        except Exception as exc:  # one section's failure must not lose the others
+            out(f"(section failed: {type(exc).__name__}: {exc})")
+            out()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     out(f"Load average at the end: {load}.")
     if not args.quick:
