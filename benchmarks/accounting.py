@@ -351,19 +351,19 @@ def main() -> None:
         return
     header()
     sections: list[Callable[[], None]] = [
-        section_dpsgd, section_long, section_small_delta,
-        lambda: section_blocks((1000,) if args.quick else (1000, 10_000)),
-        lambda: section_wide(20_000 if args.quick else 100_000), section_swor]
-    for section in sections:
+        section_dpsgd, section_long, section_small_delta, section_swor,
+        lambda: section_wide(20_000 if args.quick else 100_000),
+        lambda: section_blocks((1000,) if args.quick else (1000, 10_000))]
+    results = ROOT / "benchmarks" / "results" / "accounting.md"
+    for section in sections:  # the longest last; the file is rewritten after each
         try:
             section()
         except Exception as exc:  # one section's failure must not lose the others
             out(f"(section failed: {type(exc).__name__}: {exc})")
             out()
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    out(f"Load average at the end: {load}.")
-    if not args.quick:
-        (ROOT / "benchmarks" / "results" / "accounting.md").write_text("\n".join(LINES) + "\n")
+        if not args.quick:
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            results.write_text("\n".join([*LINES, f"Load average now: {load}."]) + "\n")
 
 
 if __name__ == "__main__":
