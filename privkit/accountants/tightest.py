@@ -197,7 +197,7 @@ def _cannot_win(a: Accountant[Any], plan: Block, delta: float | None, epsilon: f
     best = min(values.values())
     if exact is not None:
         return f"cannot win: the {exact} accountant's answer is exact for this plan"
-    if lower > 0.0 and best - lower <= _GAP * best:
+    if lower > 0.0 and math.isfinite(best) and best - lower <= _GAP * best:
         return (f"could improve on {best:.6g} by at most {best - lower:.3g} (the certified "
                 f"lower bound on the exact value is {lower:.6g}), below the tolerance "
                 f"{_GAP:g} of the answer")
