@@ -258,8 +258,17 @@ def _convex_minorant(sigma: Array, widths: Array) -> None:
         return
     from scipy.optimize import isotonic_regression
 
+    live = widths > 0.0  # a cell of no width (nodes that coincide in floating point)
+    # moves no value: its slope is taken from its neighbours after the regression
+    if not live.any():
+        return
+    index = np.maximum.accumulate(np.where(live, np.arange(widths.size), 0))
+    first = int(np.argmax(live))
+    index[:first] = first
     for r in bad:
-        sigma[r] = isotonic_regression(sigma[r], weights=widths).x
+        fitted = sigma[r].copy()
+        fitted[live] = isotonic_regression(sigma[r, live], weights=widths[live]).x
+        sigma[r] = fitted[index]
 
 
 def _absorb_down(masses: Array) -> tuple[Array, Array]:

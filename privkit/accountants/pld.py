@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import attrs
@@ -262,7 +262,7 @@ class PLDAccountant(Accountant[Terms]):
         return Terms(counts=((Subsampled(cost, rate, symmetrise=True), 1),))
 
     def to_guarantee(self, cost: Terms) -> Guarantee:
-        return _marked(self._solve(cost, _Question(None, None)), cost)
+        return _marked(_guarded(lambda: self._solve(cost, _Question(None, None))), cost)
 
     # -- answers -----------------------------------------------------------------------------
 
@@ -272,7 +272,7 @@ class PLDAccountant(Accountant[Terms]):
         at, or ``epsilon`` to read delta at; default: epsilon at delta 1e-6). The result
         is certified at every question; it is tightest at the one asked."""
         cost = self.cost(plan)
-        return _marked(self._solve(cost, _Question(delta, epsilon)), cost)
+        return _marked(_guarded(lambda: self._solve(cost, _Question(delta, epsilon))), cost)
 
     def pair(self, plan: Block) -> PLDGuarantee:
         """The plan's privacy loss distributions in both directions (its guarantee)."""
@@ -527,6 +527,25 @@ def _best(a: PLDGuarantee, b: PLDGuarantee, question: _Question) -> PLDGuarantee
 def _with_notes(g: PLDGuarantee, notes: list[str]) -> PLDGuarantee:
     return PLDGuarantee(remove=g.remove, add=g.add, lower_remove=g.lower_remove,
                         lower_add=g.lower_add, notes=tuple(dict.fromkeys(notes)))
+
+
+def _guarded(solve: Callable[[], PLDGuarantee]) -> PLDGuarantee:
+    """``solve()``, or a vacuous guarantee (certified, infinite) that says why when its
+    floating-point numerics break down (losses of hundreds of nats overflow ``exp``):
+    never a number computed from non-finite masses."""
+    try:
+        with np.errstate(all="ignore"):
+            g = solve()
+        pmfs = [p for p in (g.remove, g.add, g.lower_remove, g.lower_add) if p is not None]
+        if all(np.all(np.isfinite(p.pmf)) and math.isfinite(p.infinity_mass) for p in pmfs):
+            return g
+    except (ValueError, FloatingPointError, OverflowError, ZeroDivisionError):
+        pass
+    vacuous = PrivacyLossDistribution(step=_WIDEST_STEP, offset=0, pmf=np.zeros(1),
+                                      infinity_mass=1.0)
+    return PLDGuarantee(remove=vacuous, add=vacuous, notes=(
+        ("the PLD numerics overflowed on this plan's losses (hundreds of nats); no finite "
+        "bound here (use another accountant)"),))
 
 
 def _marked(g: PLDGuarantee, terms: Terms) -> PLDGuarantee:
