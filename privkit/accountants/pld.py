@@ -162,7 +162,7 @@ class PLDAccountant(Accountant[Terms]):
         block adds, ``step^2 / 4``, against the blocks' own), aligned with the atoms of
         Laplace and randomized-response losses where they share one spacing, and refined
         once if the measured gap between the two bounds is above ``4 * tolerance``.
-    tolerance : float, default 2e-4
+    tolerance : float, default 1e-3
         The relative discretisation error the default grid aims for.
     max_points : int, default 2**20
         The largest composition window; a plan that would need more is computed on a
