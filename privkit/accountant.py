@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
+from privkit import _leaves
 from privkit import _validation as check
 from privkit.errors import UnsupportedPlanError
 from privkit.guarantees import Guarantee, PureDP
@@ -78,6 +79,14 @@ def _rule_of(node: PlanNode) -> str | None:
         if kind in _RULES:
             return _RULES[kind]
     return None
+
+
+class _RefusedError(Exception):
+    """Raised inside a checked fold at the first refused block."""
+
+    def __init__(self, block: Block) -> None:
+        super().__init__()
+        self.block = block
 
 
 def _describe(block: Block) -> str:
@@ -169,21 +178,26 @@ class Accountant(abc.ABC, Generic[Cost]):
     def first_unsupported(self, plan: Block) -> Block | None:
         """The first block in ``plan`` (depth first, pre-order) this accountant refuses."""
         check.instance("plan", plan, (Leaf, PlanNode), type(self).__name__)
-        seen: set[int] = set()
-        stack: list[Block] = [plan]
-        while stack:
-            block = stack.pop()
-            if id(block) in seen:
-                continue
-            seen.add(id(block))
-            if not self.handles(block):
-                return block
-            if isinstance(block, PlanNode):
-                stack.extend(reversed(block.children))
-        return self._refuse_whole(plan)
+        with _leaves.shared():
+            seen: set[int] = set()
+            stack: list[Block] = [plan]
+            while stack:
+                block = stack.pop()
+                if id(block) in seen:
+                    continue
+                seen.add(id(block))
+                if not self.handles(block):
+                    return block
+                if isinstance(block, PlanNode):
+                    stack.extend(reversed(block.children))
+            if (type(self)._refuse_cost is not Accountant._refuse_cost
+                    and self._refuse_cost(self._fold(plan)) is not None):
+                return plan
+        return None
 
-    def _refuse_whole(self, plan: Block) -> Block | None:
-        """A hook for refusals that depend on the whole plan (default: none)."""
+    def _refuse_cost(self, cost: Cost) -> str | None:
+        """A hook for refusals that depend on the whole plan's cost: why this accountant
+        cannot analyse it (default: None, it can)."""
         return None
 
     def supports(self, plan: Block) -> bool:
@@ -194,22 +208,46 @@ class Accountant(abc.ABC, Generic[Cost]):
     def check(self, plan: Block) -> None:
         """Raise :class:`UnsupportedPlanError` if some node of ``plan`` is refused."""
         node = self.first_unsupported(plan)
-        if node is None:
-            return
+        if node is not None:
+            raise self._refusal(node)
+
+    def _refusal(self, node: Block, why: str | None = None) -> UnsupportedPlanError:
+        if why is None and node is not None and isinstance(node, PlanNode) \
+                and type(self)._refuse_cost is not Accountant._refuse_cost:
+            why = self._refuse_cost(self._fold(node)) if self.handles(node) else None
+        if why is not None:
+            return UnsupportedPlanError(f"the {self.name} accountant cannot account for "
+                                        f"this plan: {why}")
         able = [a.name for a in available_accountants() if a.handles(node)]
         can = (f"accountants that can: {', '.join(able)}" if able
                else "no available accountant handles it")
-        raise UnsupportedPlanError(
+        return UnsupportedPlanError(
             f"the {self.name} accountant cannot account for {_describe(node)} "
             f"({type(node).__name__}); {can}"
         )
 
     def cost(self, plan: Block) -> Cost:
-        """Fold the cost algebra over ``plan`` (checked first): post-order, iterative."""
-        self.check(plan)
-        return self._fold(plan)
+        """Fold the cost algebra over ``plan`` (post-order, iterative), checking each
+        block as it goes: an unsupported one raises :class:`UnsupportedPlanError` (the
+        message of :meth:`check`). Leaves' guarantees are built once
+        (:func:`privkit._leaves.shared`)."""
+        check.instance("plan", plan, (Leaf, PlanNode), type(self).__name__)
+        with _leaves.shared():
+            try:
+                total = self._fold(plan, checked=True)
+            except _RefusedError as refused:
+                raise self._refusal(refused.block) from None
+            why = self._refuse_cost(total)
+            if why is not None:
+                raise self._refusal(plan, why)
+        return total
 
-    def _fold(self, plan: Block) -> Cost:
+    def _leaf_cost(self, leaf: Leaf) -> Cost | None:
+        """The cost of one run of ``leaf``, or None if it is refused (default:
+        :meth:`accepts_leaf`, then :meth:`leaf`)."""
+        return self.leaf(leaf) if self.accepts_leaf(leaf) else None
+
+    def _fold(self, plan: Block, checked: bool = False) -> Cost:
         done: dict[int, Cost] = {}
         stack: list[tuple[Block, bool]] = [(plan, False)]
         while stack:
@@ -218,9 +256,14 @@ class Accountant(abc.ABC, Generic[Cost]):
             if key in done:
                 continue
             if isinstance(block, Leaf):
-                done[key] = self.leaf(block)
+                cost = self._leaf_cost(block) if checked else self.leaf(block)
+                if cost is None:
+                    raise _RefusedError(block)
+                done[key] = cost
                 continue
             if not expanded:
+                if checked and not self.handles(block):
+                    raise _RefusedError(block)
                 stack.append((block, True))
                 stack.extend((c, False) for c in reversed(block.children) if id(c) not in done)
                 continue
@@ -243,9 +286,14 @@ class Accountant(abc.ABC, Generic[Cost]):
 
     # -- answers -----------------------------------------------------------------------------
 
-    def guarantee(self, plan: Block) -> Guarantee:
+    def guarantee(self, plan: Block, *, delta: float | None = None,
+                  epsilon: float | None = None) -> Guarantee:
         """The plan's native guarantee under this accountant (converted only when asked,
         through its ``epsilon_at`` / ``delta_at``).
+
+        ``delta`` (epsilon will be read at it) or ``epsilon`` (delta will be read at it)
+        name the question, for accountants whose computation is tuned to it (the PLD's
+        grid); the guarantee is certified at every question either way.
 
         Raises
         ------
@@ -258,7 +306,7 @@ class Accountant(abc.ABC, Generic[Cost]):
         """A certified epsilon such that ``plan`` is (epsilon, delta)-DP (may be ``inf``):
         ``self.guarantee(plan).epsilon_at(delta)``."""
         d = check.delta("delta", delta, f"{type(self).__name__}.epsilon")
-        return self.guarantee(plan).epsilon_at(d)
+        return self.guarantee(plan, delta=d).epsilon_at(d)
 
     def delta(self, plan: Block, *, epsilon: float) -> float:
         """A certified delta such that ``plan`` is (epsilon, delta)-DP (at most 1):
@@ -267,7 +315,20 @@ class Accountant(abc.ABC, Generic[Cost]):
         if math.isinf(e):
             self.check(plan)
             return 0.0
-        return self.guarantee(plan).delta_at(e)
+        return self.guarantee(plan, epsilon=e).delta_at(e)
+
+    def lower_bound(self, plan: Block, *, delta: float | None = None,
+                    epsilon: float | None = None, evidence: Guarantee | None = None
+                    ) -> float | None:
+        """A number this accountant's answer (epsilon at ``delta``, or delta at
+        ``epsilon``) is never below, found for less than the answer costs, or None.
+
+        ``evidence`` is a guarantee already computed for ``plan`` by another accountant
+        (:func:`privkit.tightest` passes the PLD accountant's two-sided one), which some
+        lower bounds use. :func:`privkit.tightest` skips an accountant whose lower bound
+        is at least the best answer so far: it provably cannot win. Default: None.
+        """
+        return None
 
     # -- budget filters (see privkit.filter.BudgetFilter) ------------------------------------
 

@@ -73,6 +73,18 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 )
 
 
+def _check_rho(rho: float, owner: str) -> None:
+    from privkit import _validation as check
+
+    check.positive_finite("rho", rho, owner)
+
+
+def _check_delta(delta: float, owner: str) -> None:
+    from privkit import _validation as check
+
+    check.delta("delta", delta, owner)
+
+
 # --- pure and approximate DP -------------------------------------------------------------
 
 
@@ -217,15 +229,11 @@ def laplace_rdp(epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
 
 
 def gdp_profile(mu: float, epsilons: ArrayLike) -> NDArray[np.float64]:
-    """:func:`gdp_delta` vectorised over ``epsilons >= 0``."""
-    from scipy import special
+    """:func:`gdp_delta` vectorised over ``epsilons >= 0`` (one formula with the PLD
+    accountant's, :data:`privkit._profiles.GAUSSIAN`)."""
+    from privkit import _profiles
 
-    e = np.maximum(np.asarray(epsilons, dtype=float), 0.0)
-    log_a = special.log_ndtr(-e / mu + mu / 2.0)
-    log_b = special.log_ndtr(-e / mu - mu / 2.0)
-    ratio = np.minimum(e + log_b - log_a, 0.0)
-    result: NDArray[np.float64] = np.minimum(1.0, np.exp(log_a) * -np.expm1(ratio))
-    return result
+    return _profiles.GAUSSIAN((mu,), epsilons)
 
 
 # --- Renyi DP and zCDP --------------------------------------------------------------------
@@ -321,6 +329,8 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     conversion of [CKS20]_ Cor. 13 over the continuum of orders. This is never larger
     than the familiar ``rho + 2 sqrt(rho log(1/delta))`` of [BS16]_ Prop. 1.3.
     """
+    _check_rho(rho, "zcdp_to_epsilon")
+    _check_delta(delta, "zcdp_to_epsilon")
     if delta <= 0.0:
         return math.inf
     log_delta = math.log(delta)
@@ -344,6 +354,10 @@ def zcdp_rho_for_approx_dp(epsilon: float, delta: float) -> float:
 
 def zcdp_to_delta(rho: float, epsilon: float) -> float:
     """Smallest delta at ``epsilon`` implied by rho-zCDP ([CKS20]_ Cor. 13)."""
+    _check_rho(rho, "zcdp_to_delta")
+    from privkit import _validation as check
+
+    check.nonnegative("epsilon", epsilon, "zcdp_to_delta")
     best = _minimise_over_orders(lambda t: _zcdp_log_delta(t, rho, epsilon))
     return float(min(1.0, math.exp(min(best, 0.0))))
 

@@ -30,8 +30,8 @@ import attrs
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privkit import _profiles, conversions
 from privkit import _validation as check
-from privkit import conversions
 
 __all__ = [
     "GDP",
@@ -86,8 +86,14 @@ class Guarantee(abc.ABC):
             e >= 0, positive, -np.expm1(e) + np.exp(e) * positive)
         return np.clip(result, 0.0, 1.0)
 
-    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _profile_family(self) -> tuple[_profiles.Family, tuple[float, ...]]:
+        """The profile's formula (:mod:`privkit._profiles`) and this guarantee's
+        parameters in it (for guarantees with ``has_profile``)."""
         raise TypeError(f"{type(self).__name__} has no exact privacy profile")
+
+    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
+        family, parameters = self._profile_family()
+        return family(parameters, epsilons)
 
     def zcdp_rho(self) -> float:
         """The smallest rho such that this guarantee implies rho-zCDP (``inf`` if none)."""
@@ -149,8 +155,8 @@ class PureDP(Guarantee):
 
     has_profile = True
 
-    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        return _rr_profile(self.epsilon, 0.0, epsilons)
+    def _profile_family(self) -> tuple[_profiles.Family, tuple[float, ...]]:
+        return _profiles.RANDOMIZED_RESPONSE, (self.epsilon, 0.0)
 
     def zcdp_rho(self) -> float:
         """``eps^2 / 2`` ([BS16] Prop. 1.4)."""
@@ -210,8 +216,8 @@ class ApproxDP(Guarantee):
 
     has_profile = True
 
-    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        return _rr_profile(self.epsilon, self.delta, epsilons)
+    def _profile_family(self) -> tuple[_profiles.Family, tuple[float, ...]]:
+        return _profiles.RANDOMIZED_RESPONSE, (self.epsilon, self.delta)
 
     def _is_implied_by(self, other: Guarantee) -> bool:
         # Either certified direction proves the implication; checking both keeps a
@@ -394,8 +400,8 @@ class GDP(Guarantee):
 
     has_profile = True
 
-    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        return conversions.gdp_profile(self.mu, epsilons)
+    def _profile_family(self) -> tuple[_profiles.Family, tuple[float, ...]]:
+        return _profiles.GAUSSIAN, (self.mu,)
 
     def _is_implied_by(self, other: Guarantee) -> bool:
         return isinstance(other, GDP) and other.mu <= self.mu
@@ -449,10 +455,8 @@ class BoundedRange(Guarantee):
 
     has_profile = True
 
-    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        t = np.minimum(epsilons, self.eta)
-        result: NDArray[np.float64] = np.expm1((t - self.eta) / 2.0) ** 2 / -math.expm1(-self.eta)
-        return result
+    def _profile_family(self) -> tuple[_profiles.Family, tuple[float, ...]]:
+        return _profiles.BOUNDED_RANGE, (self.eta,)
 
     def _is_implied_by(self, other: Guarantee) -> bool:
         return isinstance(other, BoundedRange) and other.eta <= self.eta
@@ -502,25 +506,14 @@ class LaplaceDP(Guarantee):
 
     has_profile = True
 
-    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        result: NDArray[np.float64] = -np.expm1((np.minimum(epsilons, self.epsilon)
-                                                 - self.epsilon) / 2.0)
-        return result
+    def _profile_family(self) -> tuple[_profiles.Family, tuple[float, ...]]:
+        return _profiles.LAPLACE, (self.epsilon,)
 
     def _is_implied_by(self, other: Guarantee) -> bool:
         return isinstance(other, LaplaceDP) and other.epsilon <= self.epsilon
 
     def __str__(self) -> str:
         return f"LaplaceDP(ε={self.epsilon:.6g})"
-
-
-def _rr_profile(epsilon: float, delta: float, epsilons: NDArray[np.float64]
-                ) -> NDArray[np.float64]:
-    """Vectorised generalised randomized-response profile (see approx_dp_delta)."""
-    t = np.minimum(epsilons, epsilon)
-    slack = -np.expm1(t - epsilon) / (1.0 + math.exp(-epsilon))
-    result: NDArray[np.float64] = np.minimum(1.0, delta + (1.0 - delta) * slack)
-    return result
 
 
 def _delta_arg(value: Any, owner: Guarantee) -> float:

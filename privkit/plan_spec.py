@@ -90,10 +90,13 @@ def _single_key(spec: Any, where: str) -> tuple[str, Any]:
 
 
 def _short(value: Any) -> str:
-    try:
-        return json.dumps(value)[:120]
-    except (TypeError, ValueError):
-        return repr(value)[:120]
+    """What a misplaced part of a plan file is, never what it holds: a plan file may carry
+    data under keys that are not parameters, and an error must not echo it."""
+    if isinstance(value, dict):
+        return f"an object with keys {sorted(map(str, value))}"[:200]
+    if isinstance(value, list):
+        return "a list"
+    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
 def _fields(body: Any, kind: str, required: set[str], optional: set[str]) -> dict[str, Any]:
@@ -207,16 +210,66 @@ class PlanDocument:
         self.delta = delta
 
 
+#: The largest plan file read (bytes): a plan is a description, not data.
+MAX_PLAN_BYTES = 16 * 2**20
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's keys, refusing repeats (json keeps the last one silently)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise InvalidParameterError(f"a plan file must not repeat a key in one object "
+                                        f"(got {key!r} twice)")
+        seen[key] = value
+    return seen
+
+
+def _number(text: str) -> float:
+    """A JSON number as a float, refusing those beyond any float (1e400, 5,000 digits)."""
+    if len(text) > 400:
+        raise InvalidParameterError(f"a plan file's numbers must be floats (got a number "
+                                    f"of {len(text)} characters)")
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise InvalidParameterError(f"a plan file's numbers must be finite floats (got "
+                                    f"{text[:40]})")
+    return value
+
+
+def _integer(text: str) -> int:
+    if len(text) > 400:
+        raise InvalidParameterError(f"a plan file's integers must have at most 400 digits "
+                                    f"(got {len(text)})")
+    return int(text)
+
+
 def load_plan(path: str | Path) -> PlanDocument:
-    """Read a plan file (JSON; see the module docstring)."""
+    """Read a plan file (JSON; see the module docstring).
+
+    Hostile files are refused with a clear error: more than :data:`MAX_PLAN_BYTES`
+    bytes (read no further, so ``/dev/zero`` costs nothing), a key repeated in one object,
+    numbers beyond any float, integers of more than 400 digits.
+    """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as handle:
+            raw = handle.read(MAX_PLAN_BYTES + 1)
+    except IsADirectoryError as exc:
+        raise InvalidParameterError(f"{path} is not a plan file: it is a directory") from exc
+    if len(raw) > MAX_PLAN_BYTES:
+        raise InvalidParameterError(f"{path} is not a plan file: it is larger than "
+                                    f"{MAX_PLAN_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidParameterError(f"{path} is not a plan file: it is not UTF-8 text "
                                     f"({exc.reason} at byte {exc.start})") from exc
     try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_number,
+                         parse_int=_integer)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        if isinstance(exc, InvalidParameterError):
+            raise
         raise InvalidParameterError(f"{path} is not a readable plan file: {exc}") from exc
     fields = _fields(doc, str(path), {"relation", "plan"}, {"delta", "description"})
     delta = fields.get("delta")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from privkit import _leaves
 from privkit.guarantees import ApproxDP, Guarantee
 from privkit.plan import Leaf
 
@@ -27,10 +28,10 @@ Runs = tuple[tuple[float, float, int], ...]
 
 def leaf_run(leaf: Leaf) -> tuple[float, float] | None:
     """The (epsilon, delta) a leaf contributes, or None if it has neither form."""
-    pure = leaf.epsilon_at(0.0)
+    pure = _leaves.pure_epsilon(leaf)
     if math.isfinite(pure):
         return pure, 0.0
-    for g in leaf.guarantees():
+    for g in _leaves.guarantees(leaf):
         if isinstance(g, ApproxDP):
             return g.epsilon, g.delta
     return None

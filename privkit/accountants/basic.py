@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from privkit import _leaves
 from privkit import _validation as check
 from privkit.accountant import Accountant
 from privkit.accountants._runs import smallest_delta
@@ -30,7 +31,7 @@ def _describe(block: Block) -> str:
 
 
 def _is_pure(leaf: Leaf) -> bool:
-    return math.isfinite(leaf.epsilon_at(0.0))
+    return math.isfinite(_leaves.pure_epsilon(leaf))
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -106,8 +107,9 @@ class BasicAccountant(Accountant[BasicComposition]):
         return True
 
     def leaf(self, leaf: Leaf) -> BasicComposition:
-        if _is_pure(leaf):
-            return BasicComposition(pure=leaf.epsilon_at(0.0))
+        pure = _leaves.pure_epsilon(leaf)
+        if math.isfinite(pure):
+            return BasicComposition(pure=pure)
         return BasicComposition(terms=((1, leaf),), units=1)
 
     def sequential(self, costs: Sequence[BasicComposition]) -> BasicComposition:
@@ -141,6 +143,17 @@ class BasicAccountant(Accountant[BasicComposition]):
             if cost.fixed_delta < 1.0:
                 return ApproxDP(epsilon=max(cost.pure, 5e-324), delta=cost.fixed_delta)
         return cost
+
+    def lower_bound(self, plan: Block, *, delta: float | None = None,
+                    epsilon: float | None = None, evidence: Guarantee | None = None
+                    ) -> float | None:
+        """The pure blocks' epsilons add to at most the answer (the other blocks add
+        non-negative terms); the fold is cheap, the other blocks' conversions are not.
+        At an ``epsilon`` below that sum no delta is certified (the answer is 1)."""
+        cost = self.cost(plan)
+        if epsilon is not None:
+            return 1.0 if cost.pure > epsilon else None
+        return cost.pure
 
     # -- budget filters ----------------------------------------------------------------------
 

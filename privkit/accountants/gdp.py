@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import ClassVar
 
+from privkit import _leaves
 from privkit import _validation as check
 from privkit.accountant import Accountant
 from privkit.accountants._runs import Vacuous
@@ -21,7 +22,7 @@ __all__ = ["GDPAccountant"]
 
 
 def _leaf_mu(leaf: Leaf) -> float | None:
-    for g in leaf.guarantees():
+    for g in _leaves.guarantees(leaf):
         if isinstance(g, GDP):
             return g.mu
     return None

@@ -16,7 +16,7 @@ from privkit.accountant import Accountant
 from privkit.accountants import _runs
 from privkit.accountants.advanced import AdvancedAccountant
 from privkit.guarantees import Guarantee
-from privkit.plan import Block, Leaf, PlanNode
+from privkit.plan import Leaf, PlanNode
 
 __all__ = ["OptimalAccountant", "OptimalComposition"]
 
@@ -75,11 +75,13 @@ class OptimalAccountant(Accountant[_runs.Runs]):
     def accepts_node(self, node: PlanNode) -> bool:
         return self._runs_of.accepts_node(node)
 
-    def _refuse_whole(self, plan: Block) -> Block | None:
-        runs = self._fold(plan)
-        if len(runs) > 1:  # heterogeneous
-            return plan
-        return plan if runs[0][2] > composition.MAX_RUNS else None
+    def _refuse_cost(self, cost: _runs.Runs) -> str | None:
+        if len(cost) > 1:
+            return ("its blocks are not all the same (epsilon, delta); the advanced "
+                    "accountant composes different blocks")
+        if cost[0][2] > composition.MAX_RUNS:
+            return f"more than {composition.MAX_RUNS:.0e} runs"
+        return None
 
     def leaf(self, leaf: Leaf) -> _runs.Runs:
         return self._runs_of.leaf(leaf)

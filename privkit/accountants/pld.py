@@ -1,124 +1,183 @@
-"""Privacy loss distribution accounting: numerically tight, certified upper bounds.
+"""Privacy loss distribution accounting: two-sided, on a grid chosen for the question.
 
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.3.0
+   The grid step is chosen for the plan and the requested tightness (and aligned with
+   the atoms of Laplace and randomized-response losses); answers are two-sided (a
+   certified lower bound beside the certified upper one); the composition is tilted
+   towards the question, so deltas down to 1e-300 are reached; blocks of one profile
+   family are discretised together and distinct blocks composed in a product tree,
+   repeated ones by powers; no cap on loss values (a grid that would outgrow
+   ``max_points`` is coarsened, and the guarantee's notes say so and what to change).
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
+import attrs
 import numpy as np
-from numpy.typing import NDArray
 
+from privkit import _leaves
 from privkit import _validation as check
+from privkit._pld_fft import TILTS, Group, Tilts, compose
 from privkit.accountant import Accountant
-from privkit.guarantees import Guarantee
+from privkit.accountants._pld_rows import Batch, Single
+from privkit.accountants._pld_terms import (
+    Atom,
+    Composed,
+    LeafAtom,
+    Parts,
+    Profile,
+    Subsampled,
+    Terms,
+    realised,
+)
+from privkit.guarantees import GDP, Guarantee
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Leaf, PlanNode, PoissonSubsample, SampleWithoutReplacement
-from privkit.pld import TAIL_MASS, PLDGuarantee, PrivacyLossDistribution, dominating_pld
+from privkit.pld import PLDGuarantee, PrivacyLossDistribution
 
 __all__ = ["PLDAccountant"]
 
-Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
-
-#: Profiles below this are treated as zero when choosing the top of a grid (the rest of
-#: the profile goes to the mass at +infinity, pessimistically).
-_NEGLIGIBLE = 1e-18
-_LARGEST_LOSS = 400.0
+#: The coarsest grid step the accountant uses (beyond, it gives up and says so).
+_WIDEST_STEP = 0.5
+#: The finest grid step the default chooses.
+_FINEST_STEP = 1e-6
+#: The most runs composed by FFT powers (beyond, rounding in the powers' phases is no
+#: longer small against the deltas of interest); such plans are refused.
+MAX_RUNS = 10**12
+#: The delta a guarantee is tuned for when no question is given.
+_DEFAULT_DELTA = 1e-6
+#: The tilted mass left outside a composition's window (each side).
+_WINDOW_TAIL = 1e-10
+#: Blocks run more than this many times are composed on a finer grid first.
+_REGRID = 2**15
+#: A window of fewer points than this is refined once (it costs next to nothing).
+_SMALL = 2**13
+#: The tilts a composition may be centred with.
+_THETAS = TILTS[TILTS >= 0.0]
 
 
 def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
-    for g in leaf.guarantees():
+    for g in _leaves.guarantees(leaf):
         if g.has_profile:
             return g
     return None
 
 
-_COARSE = np.geomspace(1e-4, _LARGEST_LOSS, 64)
+class _Question:
+    """What is asked (epsilon at a delta, or delta at an epsilon), and, for a composition
+    nested in another, how that one needs it computed.
 
-
-def _top(profile: Profile) -> float:
-    """A loss above which the profile is negligible (the grid's upper end), found with
-    two vectorised evaluations: a geometric sweep, then a fine sweep of the bracket."""
-    coarse = np.asarray(profile(_COARSE))
-    beyond = np.flatnonzero(coarse <= _NEGLIGIBLE)
-    if beyond.size == 0:
-        return _LARGEST_LOSS
-    i = int(beyond[0])
-    lo = float(_COARSE[i - 1]) if i > 0 else 0.0
-    fine = np.linspace(lo, float(_COARSE[i]), 65)
-    return float(fine[int(np.argmax(np.asarray(profile(fine)) <= _NEGLIGIBLE))])
-
-
-def _reverse_any(forward: Profile, reverse: Profile) -> Profile:
-    """``H_(e^eps)(Q || P)`` for every real eps, from both non-negative profiles."""
-
-    def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        e = np.asarray(e, dtype=float)
-        out = np.empty(e.shape)
-        pos = e >= 0
-        out[pos] = reverse(e[pos])
-        neg = ~pos
-        out[neg] = -np.expm1(e[neg]) + np.exp(e[neg]) * forward(-e[neg])
-        return out
-
-    return h
-
-
-def _poisson_profiles(q: float, forward: Profile, reverse: Profile) -> tuple[Profile, Profile]:
-    """Profiles (eps >= 0) of (M, Q) and (Q, M) for M = q P + (1 - q) Q.
-
-    Notes
-    -----
-    ``H_g(M || Q) = q H_(g')(P || Q)`` with ``g' = (g - 1 + q) / q`` (for g >= 1), and
-    ``H_g(Q || M) = (1 - g (1 - q))_+ H_(g'')(Q || P)`` with
-    ``g'' = g q / (1 - g (1 - q))``: both exact (Balle, Barthe, Gaboardi 2018,
-    arXiv:1807.01647v2, Theorem 8 and its proof). If (P, Q) dominates a mechanism, these
-    dominate its Poisson subsampling in each direction (Zhu, Dong, Wang 2022, Theorem 11).
+    A nested composition's curves enter its enclosing one at every ``eps >= 0``, so its
+    windows start at or below 0 (``nested``), its tail allowances are at most the
+    question's, and its tilts are fixed: the enclosing one's for blocks composed on a
+    finer grid (it composes them further, tilted the same way), 0 for subsampled and
+    disjoint blocks (whose curves enter through a change of variable).
     """
-    reverse_any = _reverse_any(forward, reverse)
 
-    def remove(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        g = np.exp(np.asarray(e, dtype=float))
-        inner = np.log1p((g - 1.0) / q)
-        result: NDArray[np.float64] = q * forward(inner)
-        return result
+    def __init__(self, delta: float | None, epsilon: float | None) -> None:
+        self.delta = delta
+        self.epsilon = epsilon
+        self.tilts: tuple[float, float] | None = None
+        self.nested = False
+        scale = delta if delta is not None and delta > 0 else _DEFAULT_DELTA
+        if epsilon is not None:
+            scale = 1e-10
+        #: The mass each composition may charge, in all, for truncating its blocks' losses.
+        self.tail = max(scale * 1e-5, 1e-300)
 
-    def add(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        g = np.exp(np.asarray(e, dtype=float))
-        weight = 1.0 - g * (1.0 - q)
-        out = np.zeros(g.shape)
-        live = weight > 0
-        inner = np.log(g[live] * q / weight[live])
-        out[live] = weight[live] * reverse_any(inner)
+    def fixed(self, tilts: tuple[float, float]) -> _Question:
+        """This question with the compositions' tilts fixed."""
+        out = copy.copy(self)
+        out.tilts = tilts
         return out
 
-    return remove, add
+    def inner(self, fraction: float, tilts: tuple[float, float]) -> _Question:
+        """The question for a composition nested in this one, whose runs are
+        ``fraction`` of this one's (it gets that share of the truncation budget)."""
+        out = self.fixed(tilts)
+        out.nested = True
+        out.tail = self.tail * fraction
+        return out
+
+    @property
+    def window_tail(self) -> float:
+        """The tilted mass a composition's window may leave out on each side: none for
+        pure DP (delta 0: whatever is charged to +infinity would make epsilon infinite)."""
+        if self.delta == 0.0:
+            return 0.0
+        return min(_WINDOW_TAIL, self.tail) if self.nested else _WINDOW_TAIL
+
+    def theta(self, tilts: Tilts, direction: int = 0) -> float:
+        """The tilt that centres a composition on the answer: the Chernoff-optimal one
+        (for epsilon at delta, the minimiser of ``(K(t) - log delta) / t``, the RDP
+        conversion's optimal order minus one), unless fixed by an enclosing one."""
+        if self.tilts is not None:
+            return self.tilts[direction]
+        k = tilts.values[np.isin(tilts.points, _THETAS)]
+        if self.epsilon is not None:
+            objective = k - _THETAS * self.epsilon
+        else:
+            d = _DEFAULT_DELTA if not self.delta else self.delta
+            with np.errstate(divide="ignore", invalid="ignore"):
+                objective = np.where(_THETAS > 0, (k - math.log(d)) / _THETAS, np.inf)
+        objective = np.where(np.isfinite(objective), objective, np.inf)
+        return float(_THETAS[int(np.argmin(objective))]) if np.isfinite(objective).any() \
+            else 0.0
+
+    def upper(self, p: PrivacyLossDistribution) -> float:
+        if self.epsilon is not None:
+            return p.delta_at(self.epsilon)
+        return p.epsilon_at(_DEFAULT_DELTA if self.delta is None else self.delta)
+
+    def value(self, g: PLDGuarantee) -> tuple[float, float]:
+        """(upper, lower) answers."""
+        if self.epsilon is not None:
+            return g.delta_at(self.epsilon), g.delta_lower_at(self.epsilon)
+        d = _DEFAULT_DELTA if self.delta is None else self.delta
+        return g.epsilon_at(d), g.epsilon_lower_at(d)
+
+    def gap(self, g: PLDGuarantee) -> float:
+        """The relative gap between the two answers (``inf`` when unbounded)."""
+        upper, lower = self.value(g)
+        if not math.isfinite(upper):
+            return math.inf
+        return (upper - lower) / upper if upper > 0 else 0.0
 
 
-class PLDAccountant(Accountant[PLDGuarantee]):
-    """Compose discretised privacy loss distributions; every answer is an upper bound.
+class PLDAccountant(Accountant[Terms]):
+    """Compose privacy loss distributions; every answer is certified and two-sided.
 
     Parameters
     ----------
-    step : float, default 1e-3
-        Grid spacing of the losses. The "connect the dots" discretisation errs by
-        O(step^2) per block, always upwards: halving it never increases the bound.
-    tail_mass : float, default 1e-16
-        Mass moved (pessimistically) out of each tail after each convolution.
+    step : float, optional
+        A fixed grid spacing. Default: chosen per plan so that the discretisation moves
+        the answer by about ``tolerance`` of it (the loss variance each connect-the-dots
+        block adds, ``step^2 / 4``, against the blocks' own), aligned with the atoms of
+        Laplace and randomized-response losses where they share one spacing, and refined
+        once if the measured gap between the two bounds is above ``4 * tolerance``.
+    tolerance : float, default 1e-3
+        The relative discretisation error the default grid aims for.
+    max_points : int, default 2**20
+        The largest composition window; a plan that would need more is computed on a
+        coarser grid (still certified, looser), and the guarantee's ``notes`` say so.
 
     Notes
     -----
     Supports leaves with an exact profile (``PureDP``, ``ApproxDP``, ``LaplaceDP``,
     ``GDP``, ``BoundedRange``: Laplace, Gaussian, exponential and randomized-response
-    mechanisms), ``Sequential``, ``Repeat`` (by repeated squaring), ``Parallel`` (the
-    pointwise maximum of the parts' profiles, in each direction), ``PostProcess``,
-    ``PoissonSubsample`` under ADD_REMOVE and ``SampleWithoutReplacement`` under
-    REPLACE_ONE (profile ``q delta(log(1 + (e^eps - 1)/q))``, Balle, Barthe, Gaboardi
-    2018, Theorem 10). See :mod:`privkit.pld` for the discretisation. The native guarantee
-    is the composed pair, a :class:`~privkit.pld.PLDGuarantee`. A repeated block costs
-    ``log2(count)`` convolutions on a grid bounded by :data:`privkit.pld.LOSS_CAP`.
+    mechanisms), ``Sequential``, ``Repeat``, ``Parallel`` (the pointwise maximum of the
+    parts' profiles), ``PostProcess``, ``PoissonSubsample`` under ADD_REMOVE and
+    ``SampleWithoutReplacement`` under REPLACE_ONE (the exact pair, see
+    :class:`~privkit.accountants._pld_terms.Subsampled`). See :mod:`privkit._pld_grid`
+    for the discretisations and :mod:`privkit._pld_fft` for the composition. The native
+    guarantee is a :class:`~privkit.pld.PLDGuarantee` with both bounds.
 
     Examples
     --------
@@ -126,8 +185,9 @@ class PLDAccountant(Accountant[PLDGuarantee]):
     >>> from privkit.mechanisms import Gaussian
     >>> step = PoissonSubsample(Gaussian.for_gdp(1.0, sensitivity=1.0,
     ...                         relation=Neighbouring.ADD_REMOVE), 0.01)
-    >>> round(PLDAccountant().epsilon(Repeat(step, 1000), delta=1e-5), 3)
-    1.829
+    >>> g = PLDAccountant().guarantee(Repeat(step, 1000), delta=1e-5)
+    >>> round(g.epsilon_lower_at(1e-5), 4), round(g.epsilon_at(1e-5), 4)
+    (1.8281, 1.8284)
 
     .. versionadded:: 0.1.0
     """
@@ -137,12 +197,25 @@ class PLDAccountant(Accountant[PLDGuarantee]):
         "PLD composition assumes the blocks are fixed in advance; fully adaptive PLD "
         "filters (Whitehouse, Ramdas, Rogers, Wu 2023) are not implemented here")
 
-    def __init__(self, step: float = 1e-3, tail_mass: float = TAIL_MASS) -> None:
-        self.step = check.positive_finite("step", step, "PLDAccountant")
-        self.tail_mass = check.open_unit("tail_mass", tail_mass, "PLDAccountant")
+    def __init__(self, step: float | None = None, tolerance: float = 1e-3,
+                 max_points: int = 2**20) -> None:
+        owner = "PLDAccountant"
+        self.step = None if step is None else check.positive_finite("step", step, owner)
+        self.tolerance = check.positive_finite("tolerance", tolerance, owner)
+        self.max_points = check.positive_int("max_points", max_points, owner)
+        if self.max_points < 64:
+            raise check.fail("max_points", max_points, "an integer >= 64", owner)
 
     def accepts_leaf(self, leaf: Leaf) -> bool:
         return _profile_guarantee(leaf) is not None
+
+    def _leaf_cost(self, leaf: Leaf) -> Terms | None:
+        g = _profile_guarantee(leaf)
+        if g is None:
+            return None
+        if isinstance(g, GDP):
+            return Terms(gaussian=g.mu**2)
+        return Terms(counts=((LeafAtom(g), 1),))
 
     def accepts_node(self, node: PlanNode) -> bool:
         if isinstance(node, PoissonSubsample):
@@ -151,90 +224,349 @@ class PLDAccountant(Accountant[PLDGuarantee]):
             return node.relation is Neighbouring.REPLACE_ONE
         return True
 
-    def pair(self, plan: Block) -> PLDGuarantee:
-        """The plan's privacy loss distributions in both directions (its guarantee)."""
-        return self.cost(plan)
+    def _refuse_cost(self, cost: Terms) -> str | None:
+        if _runs(cost) > MAX_RUNS:
+            return (f"more than {MAX_RUNS:.0e} runs, beyond what FFT powers compute "
+                    "reliably")
+        return None
 
-    def to_guarantee(self, cost: PLDGuarantee) -> Guarantee:
+    # -- the cost algebra: the plan as distinct atoms with counts ----------------------------
+
+    def leaf(self, leaf: Leaf) -> Terms:
+        cost = self._leaf_cost(leaf)
+        assert cost is not None
         return cost
 
-    # -- the cost algebra --------------------------------------------------------------------
+    def sequential(self, costs: Sequence[Terms]) -> Terms:
+        return costs[0].merged(list(costs[1:]))
 
-    def leaf(self, leaf: Leaf) -> PLDGuarantee:
-        g = _profile_guarantee(leaf)
-        assert g is not None
-        pld = self._discretise(g._profile_nonnegative, g._profile_nonnegative)
-        return PLDGuarantee(remove=pld, add=pld)
+    def repeat(self, cost: Terms, count: int) -> Terms:
+        return cost.times(count)
 
-    def sequential(self, costs: Sequence[PLDGuarantee]) -> PLDGuarantee:
-        remove = self._tree_compose([p.remove for p in costs])
-        if all(p.remove is p.add for p in costs):  # symmetric: one direction suffices
-            return PLDGuarantee(remove=remove, add=remove)
-        return PLDGuarantee(remove=remove, add=self._tree_compose([p.add for p in costs]))
+    def parallel(self, costs: Sequence[Terms]) -> Terms:
+        distinct = list(dict.fromkeys(costs))
+        if len(distinct) == 1:  # identical parts: the worse part is any of them
+            return distinct[0]
+        return Terms(counts=((Parts(tuple(distinct)), 1),))
 
-    def repeat(self, cost: PLDGuarantee, count: int) -> PLDGuarantee:
-        remove = cost.remove.self_compose(count, tail_mass=self.tail_mass)
-        if cost.remove is cost.add:  # symmetric: one direction suffices
-            return PLDGuarantee(remove=remove, add=remove)
-        return PLDGuarantee(remove=remove,
-                            add=cost.add.self_compose(count, tail_mass=self.tail_mass))
+    def poisson_subsample(self, cost: Terms, node: PoissonSubsample) -> Terms:
+        if node.sampling_rate == 1.0:
+            return cost
+        return Terms(counts=((Subsampled(cost, node.sampling_rate), 1),))
 
-    def parallel(self, costs: Sequence[PLDGuarantee]) -> PLDGuarantee:
-        forward = _max_profile([p.remove for p in costs])
-        backward = _max_profile([p.add for p in costs])
-        return PLDGuarantee(remove=self._discretise(forward, backward),
-                            add=self._discretise(backward, forward))
+    def sample_without_replacement(self, cost: Terms, node: SampleWithoutReplacement
+                                   ) -> Terms:
+        if node.sample_size == node.population_size:
+            return cost
+        rate = node.sample_size / node.population_size
+        return Terms(counts=((Subsampled(cost, rate, symmetrise=True), 1),))
 
-    def poisson_subsample(self, cost: PLDGuarantee, node: PoissonSubsample) -> PLDGuarantee:
-        sub_remove, sub_add = _poisson_profiles(
-            node.sampling_rate, _profile_of(cost.remove), _profile_of(cost.add))
-        return PLDGuarantee(remove=self._discretise(sub_remove, sub_add),
-                            add=self._discretise(sub_add, sub_remove))
+    def to_guarantee(self, cost: Terms) -> Guarantee:
+        return _marked(_guarded(lambda: self._solve(cost, _Question(None, None))), cost)
 
-    def sample_without_replacement(self, cost: PLDGuarantee, node: SampleWithoutReplacement
-                                   ) -> PLDGuarantee:
-        """Profile ``q delta(log(1 + (e^eps - 1) / q))`` with ``q = m / n`` of the worse
-        direction (Balle, Barthe, Gaboardi 2018, arXiv:1807.01647v2, Theorem 10)."""
-        q = node.sample_size / node.population_size
-        worst = _max_profile([cost.remove, cost.add])
+    # -- answers -----------------------------------------------------------------------------
 
-        def sampled(e: NDArray[np.float64]) -> NDArray[np.float64]:
-            result: NDArray[np.float64] = q * worst(np.log1p(np.expm1(e) / q))
-            return result
+    def guarantee(self, plan: Block, *, delta: float | None = None,
+                  epsilon: float | None = None) -> PLDGuarantee:
+        """The plan's PLDs, on a grid chosen for the question (``delta`` to read epsilon
+        at, or ``epsilon`` to read delta at; default: epsilon at delta 1e-6). The result
+        is certified at every question; it is tightest at the one asked."""
+        cost = self.cost(plan)
+        return _marked(_guarded(lambda: self._solve(cost, _Question(delta, epsilon))), cost)
 
-        pld = self._discretise(sampled, sampled)
-        return PLDGuarantee(remove=pld, add=pld)
+    def pair(self, plan: Block) -> PLDGuarantee:
+        """The plan's privacy loss distributions in both directions (its guarantee)."""
+        return self.guarantee(plan)
 
-    def _tree_compose(self, plds: list[PrivacyLossDistribution]) -> PrivacyLossDistribution:
-        """Compose in a balanced tree: convolutions of similar sizes, so the FFTs stay small
-        (convolution is associative; the truncations are pessimistic in any order)."""
-        while len(plds) > 1:
-            paired = [a.compose(b, tail_mass=self.tail_mass) for a, b in zip(plds[::2], plds[1::2],
-                                                                             strict=False)]
-            plds = paired + ([plds[-1]] if len(plds) % 2 else [])
-        return plds[0]
+    def bounds(self, plan: Block, *, delta: float) -> tuple[float, float]:
+        """(lower, upper): certified bounds on the plan's exact epsilon at ``delta``."""
+        d = check.delta("delta", delta, "PLDAccountant.bounds")
+        g = self.guarantee(plan, delta=d)
+        return g.epsilon_lower_at(d), g.epsilon_at(d)
 
-    def _discretise(self, forward: Profile, reverse: Profile) -> PrivacyLossDistribution:
-        top_forward = _top(forward)
-        top_reverse = top_forward if reverse is forward else _top(reverse)
-        return dominating_pld(forward, reverse, step=self.step,
-                              lowest=-top_reverse - self.step,
-                              highest=max(top_forward, top_reverse, 2 * self.step))
+    def epsilon(self, plan: Block, *, delta: float) -> float:
+        d = check.delta("delta", delta, "PLDAccountant.epsilon")
+        return self.guarantee(plan, delta=d).epsilon_at(d)
+
+    def delta(self, plan: Block, *, epsilon: float) -> float:
+        e = check.nonnegative("epsilon", epsilon, "PLDAccountant.delta")
+        if math.isinf(e):
+            self.check(plan)
+            return 0.0
+        return self.guarantee(plan, epsilon=e).delta_at(e)
+
+    def __repr__(self) -> str:
+        return "PLDAccountant()" if self.step is None else f"PLDAccountant(step={self.step})"
+
+    # -- the numerics ------------------------------------------------------------------------
+
+    def _solve(self, terms: Terms, question: _Question, both: bool = False) -> PLDGuarantee:
+        atoms = terms.atoms()
+        runs = max(terms.runs, 1)
+        if question.tilts is None and any(n > _REGRID for _, n in atoms):
+            question = question.fixed(self._tilts(atoms, question, runs))
+        atoms = _regridded(atoms)
+        batches, singles = self._parts(atoms, question, runs)
+        kinks, commensurable = _kinks(atoms)
+        notes: list[str] = []
+        if self.step is not None:
+            return self._at_step(batches, singles, self.step, question, runs, notes, both)
+        step, aligned = _aligned(self._first_step(batches, singles), kinks)
+        aligned = aligned and commensurable
+        if not aligned:
+            notes.append("the lower bound is first-order in the grid step: some blocks' "
+                         "losses have atoms off the grid")
+        g = self._at_step(batches, singles, step, question, runs, notes, both)
+        gap = question.gap(g)
+        # refine once: where the gap asks for it (and can shrink: the atoms are on the
+        # grid), or where the window is so small that a finer grid costs nothing
+        finer = step * min(g.remove.pmf.size, _SMALL) / _SMALL
+        if aligned and math.isfinite(gap) and gap > 4 * self.tolerance:
+            finer = min(finer, step * math.sqrt(2 * self.tolerance / gap))
+        if finer >= step * 0.9:
+            return _with_notes(g, notes)
+        finer, _ = _aligned(max(finer, step / 8), kinks)
+        refined = self._at_step(batches, singles, finer, question, runs, notes, both)
+        return _with_notes(_best(g, refined, question), notes)
+
+    def _tilts(self, atoms: list[tuple[Atom, int]], question: _Question, runs: int
+               ) -> tuple[float, float]:
+        """The tilts of the whole composition's two directions, from its blocks' upper
+        PLDs on the grid they would get alone: fixed before the blocks that run many
+        times are composed on their own (:data:`_REGRID`), for those compositions to be
+        exact where the enclosing one needs them."""
+        batches, singles = self._parts(atoms, question, runs)
+        step = self._first_step(batches, singles)
+        tail = question.tail / runs
+        shared: list[Group] = []
+        for b in batches:
+            shared += b.groups(step, np.full(b.size, tail), lower=False)[0]
+        thetas = []
+        for direction in (0, 1):
+            groups = shared + [s.groups(step, tail, False, direction)[0] for s in singles]
+            thetas.append(question.theta(Tilts.of(groups)))
+        return thetas[0], thetas[1]
+
+    def _parts(self, atoms: list[tuple[Atom, int]], question: _Question, runs: int
+               ) -> tuple[list[Batch], list[Single]]:
+        families: dict[str, list[tuple[LeafAtom, int]]] = {}
+        singles = []
+        for atom, count in atoms:
+            if isinstance(atom, LeafAtom):
+                families.setdefault(atom.family[0].name, []).append((atom, count))
+            elif isinstance(atom, Composed):
+                assert question.tilts is not None
+                nested = question.inner(_runs(atom.block) / runs, question.tilts)
+                curves = atom.profiles(functools.partial(self._curves, question=nested))
+                singles.append(Single(atom, count, curves))
+            else:
+                nested = question.inner(1.0, (0.0, 0.0))
+                curves = atom.profiles(functools.partial(self._curves, question=nested))
+                singles.append(Single(atom, count, curves))
+        batches = [Batch(group[0][0].family[0], group) for group in families.values()]
+        return batches, singles
+
+    def _first_step(self, batches: list[Batch], singles: list[Single]) -> float:
+        """``sqrt(2 tolerance)`` times the root-mean-square spread of the blocks' losses,
+        each estimated from its profile at 0 (``delta(0)`` is half the mean absolute
+        loss, about ``0.4`` of its standard deviation, for small losses): the measured
+        gap between the bounds is then about ``tolerance`` of the answer."""
+        total = weight = 0.0
+        zero = np.zeros(1)
+        for b in batches:
+            at0 = np.ravel(b.family(tuple(c[:, None] for c in b.columns), zero[None, :]))
+            total += float(np.sum(b.counts * (2.5 * at0) ** 2))
+            weight += float(np.sum(b.counts))
+        for s in singles:
+            at0_single = max(float(np.ravel(s.curves[0](zero))[0]),
+                             float(np.ravel(s.curves[1](zero))[0]))
+            total += s.count * (2.5 * at0_single) ** 2
+            weight += s.count
+        spread = math.sqrt(total / weight) if weight else 1.0
+        return min(max(math.sqrt(2 * self.tolerance) * spread, _FINEST_STEP), 0.05)
+
+    def _at_step(self, batches: list[Batch], singles: list[Single], step: float,
+                 question: _Question, runs: int, notes: list[str], both: bool
+                 ) -> PLDGuarantee:
+        tail = question.tail / runs
+        h = step
+        while True:
+            if h > _WIDEST_STEP:
+                note = (f"the plan's losses span more than max_points={self.max_points} "
+                        f"grid points even at step {_WIDEST_STEP}; no finite bound here "
+                        "(raise max_points, or use another accountant)")
+                vacuous = PrivacyLossDistribution(step=h, offset=0, pmf=np.zeros(1),
+                                                  infinity_mass=1.0)
+                return PLDGuarantee(remove=vacuous, add=vacuous, notes=(*notes, note))
+            shared_up: list[Group] = []
+            shared_lo: list[Group] = []
+            for b in batches:
+                up, lo = b.groups(h, np.full(b.size, tail), lower=True)
+                shared_up += up
+                shared_lo += lo
+            remove = shared_up + [s.groups(h, tail, False, 0)[0] for s in singles]
+            theta = question.theta(Tilts.of(remove), 0)
+            tilts = Tilts.of(remove).around(remove, theta)
+            first, last = tilts.window(question.window_tail, theta)
+            if last - first + 1 <= self.max_points:
+                break
+            h *= (last - first + 1) / self.max_points * 1.05
+            notes.append(f"the grid was coarsened to step {h:.3g} to stay within "
+                         f"max_points={self.max_points}; raise max_points for a tighter "
+                         "bound")
+        uppers = [compose(remove, theta=theta, tilts=tilts, tail=question.window_tail,
+                          upper=True, start=0 if question.nested else None)]
+        asymmetric = any(not s.atom.symmetric for s in singles)
+        if asymmetric:
+            add = shared_up + [s.groups(h, tail, False, 1)[0] for s in singles]
+            uppers.append(_composed(add, question, 1, upper=True))
+        worse = int(np.argmax([question.upper(p) for p in uppers]))
+        lowers: list[PrivacyLossDistribution | None] = [None, None]
+        for direction in ([0, 1] if both and asymmetric else [worse]):
+            groups = shared_lo + [_lower_group(s, h, tail, direction) for s in singles]
+            lowers[direction] = _composed(groups, question, direction, upper=False)
+        return PLDGuarantee(remove=uppers[0], add=uppers[-1], lower_remove=lowers[0],
+                            lower_add=lowers[1] if asymmetric else lowers[0],
+                            notes=tuple(notes))
+
+    def _curves(self, block: Terms, question: _Question
+                ) -> tuple[Profile, Profile, Profile, Profile]:
+        """The curves (eps >= 0) of a nested composition's PLDs."""
+        g = self._solve(block, question, both=True)
+        zero = PrivacyLossDistribution(step=1.0, offset=0, pmf=np.zeros(1))
+        low_r = g.lower_remove or zero
+        low_a = g.lower_add or zero
+        return (g.remove.profile, g.add.profile, low_r.profile, low_a.profile)
 
 
-def _profile_of(pld: PrivacyLossDistribution) -> Profile:
-    def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        return pld.profile(np.asarray(e, dtype=float))
-
-    return h
-
-
-def _max_profile(plds: list[PrivacyLossDistribution]) -> Profile:
-    def h(e: NDArray[np.float64]) -> NDArray[np.float64]:
-        values = [p.profile(np.asarray(e, dtype=float)) for p in plds]
-        result: NDArray[np.float64] = np.maximum.reduce(values)
-        return result
-
-    return h
+def _composed(groups: list[Group], question: _Question, direction: int, *, upper: bool
+              ) -> PrivacyLossDistribution:
+    tilts = Tilts.of(groups)
+    theta = question.theta(tilts, direction)
+    return compose(groups, theta=theta, tilts=tilts.around(groups, theta),
+                   tail=question.window_tail, upper=upper,
+                   start=0 if question.nested else None)
 
 
+def _lower_group(s: Single, h: float, tail: float, direction: int) -> Group:
+    lower = s.groups(h, tail, True, direction)[1]
+    assert lower is not None
+    return lower
+
+
+def _aligned(step: float, kinks: np.ndarray) -> tuple[float, bool]:
+    """The largest step at most ``step`` on which every kink is a grid point, and whether
+    there is one: the kinks share a spacing at least ``step / 2`` (a smaller one would
+    ask for a finer grid than the plan needs; kinks that close to 0 cost at most their
+    own size)."""
+    if kinks.size == 0:
+        return step, True
+    unit = float(kinks[0])
+    ratios = kinks / unit
+    if unit < step / 2 or not np.allclose(ratios, np.round(ratios), rtol=0.0, atol=1e-9):
+        return step, False
+    return unit / math.ceil(unit / step * (1 - 1e-12)), True
+
+
+def _regridded(atoms: list[tuple[Atom, int]]) -> list[tuple[Atom, int]]:
+    """Blocks that run more than :data:`_REGRID` times, as ``c1 = 2^k ~ sqrt(count)`` runs
+    composed on a finer grid (a :class:`Composed` block) run ``count // c1`` times, and
+    the remainder composed likewise; repeated until every count is at most
+    :data:`_REGRID`. Each level's grid is chosen for its own blocks' spread, so the
+    windows stay about ``sqrt(count)`` times smaller than one grid fine enough for a
+    single run."""
+    while any(n > _REGRID for _, n in atoms):
+        out: list[tuple[Atom, int]] = []
+        for atom, count in atoms:
+            if count <= _REGRID:
+                out.append((atom, count))
+                continue
+            inner = 1 << ((count.bit_length() - 1) // 2)
+            times, rest = divmod(count, inner)
+            out.append((Composed(Terms(counts=((atom, inner),))), times))
+            if rest:
+                out.append((Composed(Terms(counts=((atom, rest),))), 1))
+        atoms = out
+    return atoms
+
+
+def _kinks(atoms: Sequence[tuple[Atom, int]]) -> tuple[np.ndarray, bool]:
+    """The losses at which the blocks' loss distributions have atoms (Laplace and
+    randomized response: at +-epsilon; compositions of them: at sums of these), and
+    whether every atom is among them (a subsampled kinked block has atoms elsewhere)."""
+    values: set[float] = set()
+    known = True
+    for atom, _ in atoms:
+        if isinstance(atom, LeafAtom):
+            family, params = atom.family
+            if family.kinked and family.bound is not None:
+                values.add(params[family.bound])
+            continue
+        inner = [atom.block] if isinstance(atom, Subsampled | Composed) else \
+            list(atom.parts) if isinstance(atom, Parts) else []
+        for terms in inner:
+            more, ok = _kinks(terms.counts)
+            if isinstance(atom, Subsampled):
+                known = known and ok and more.size == 0
+            else:
+                values.update(more.tolist())
+                known = known and ok
+    return np.array(sorted(values)), known
+
+
+def _best(a: PLDGuarantee, b: PLDGuarantee, question: _Question) -> PLDGuarantee:
+    """The tighter upper and the tighter lower of two certified answers."""
+    ua, la = question.value(a)
+    ub, lb = question.value(b)
+    upper = a if ua <= ub else b
+    lower = a if la >= lb else b
+    return PLDGuarantee(remove=upper.remove, add=upper.add, lower_remove=lower.lower_remove,
+                        lower_add=lower.lower_add, notes=upper.notes)
+
+
+def _with_notes(g: PLDGuarantee, notes: list[str]) -> PLDGuarantee:
+    return PLDGuarantee(remove=g.remove, add=g.add, lower_remove=g.lower_remove,
+                        lower_add=g.lower_add, notes=tuple(dict.fromkeys(notes)))
+
+
+def _guarded(solve: Callable[[], PLDGuarantee]) -> PLDGuarantee:
+    """``solve()``, or a vacuous guarantee (certified, infinite) that says why when its
+    floating-point numerics break down (losses of hundreds of nats overflow ``exp``):
+    never a number computed from non-finite masses."""
+    try:
+        with np.errstate(all="ignore"):
+            g = solve()
+        pmfs = [p for p in (g.remove, g.add, g.lower_remove, g.lower_add) if p is not None]
+        if all(np.all(np.isfinite(p.pmf)) and math.isfinite(p.infinity_mass) for p in pmfs):
+            return g
+    except (ValueError, FloatingPointError, OverflowError, ZeroDivisionError):
+        pass
+    vacuous = PrivacyLossDistribution(step=_WIDEST_STEP, offset=0, pmf=np.zeros(1),
+                                      infinity_mass=1.0)
+    return PLDGuarantee(remove=vacuous, add=vacuous, notes=(
+        ("the PLD numerics overflowed on this plan's losses (hundreds of nats); no finite "
+        "bound here (use another accountant)"),))
+
+
+def _marked(g: PLDGuarantee, terms: Terms) -> PLDGuarantee:
+    if realised(terms):
+        return g
+    note = ("the lower bound is on the composition of the blocks' dominating pairs, not on "
+            "the plan's exact privacy: bounded-range blocks (exponential mechanism) have no "
+            "single worst pair under composition")
+    return attrs.evolve(g, lower_bounds_plan=False, notes=(*g.notes, note))
+
+
+def _runs(terms: Terms) -> int:
+    """How many blocks run, nested ones included (each counted in its enclosing count)."""
+    total = 1 if terms.gaussian else 0
+    for atom, n in terms.counts:
+        inner = 1
+        if isinstance(atom, Subsampled):
+            inner = max(_runs(atom.block), 1)
+        elif isinstance(atom, Parts):
+            inner = max(max(_runs(p) for p in atom.parts), 1)
+        elif isinstance(atom, Composed):
+            inner = max(_runs(atom.block), 1)
+        total += n * inner
+    return total

@@ -12,8 +12,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from privkit import _leaves, conversions
 from privkit import _validation as check
-from privkit import conversions
 from privkit.accountant import Accountant
 from privkit.amplification import poisson_gaussian_rdp, without_replacement_rdp
 from privkit.guarantees import GDP, RDP, Guarantee
@@ -25,6 +25,7 @@ from privkit.plan import (
     PoissonSubsample,
     SampleWithoutReplacement,
 )
+from privkit.pld import PLDGuarantee
 
 __all__ = ["RDPAccountant", "rdp_curve"]
 
@@ -39,7 +40,7 @@ def rdp_curve(plan: Block, orders: NDArray[np.float64]) -> NDArray[np.float64]:
 def _gaussian_mu(block: Block) -> float | None:
     """The GDP parameter of a Gaussian leaf (the only block MTZ 2019 analyses)."""
     if isinstance(block, Leaf):
-        for g in block.guarantees():
+        for g in _leaves.guarantees(block):
             if isinstance(g, GDP):
                 return g.mu
     return None
@@ -79,7 +80,11 @@ class RDPAccountant(Accountant[Curve]):
         self.orders = np.unique(grid)
 
     def accepts_leaf(self, leaf: Leaf) -> bool:
-        return bool(np.any(np.isfinite(leaf.rdp(self.orders))))
+        return self._leaf_cost(leaf) is not None
+
+    def _leaf_cost(self, leaf: Leaf) -> Curve | None:
+        curve = _leaves.rdp(leaf, self.orders)
+        return curve if bool(np.any(np.isfinite(curve))) else None
 
     def accepts_node(self, node: PlanNode) -> bool:
         if isinstance(node, PoissonSubsample):
@@ -90,7 +95,7 @@ class RDPAccountant(Accountant[Curve]):
         return True
 
     def leaf(self, leaf: Leaf) -> Curve:
-        return leaf.rdp(self.orders)
+        return _leaves.rdp(leaf, self.orders)
 
     def sequential(self, costs: Sequence[Curve]) -> Curve:
         total: Curve = np.sum(costs, axis=0)
@@ -120,6 +125,21 @@ class RDPAccountant(Accountant[Curve]):
         cache = {a: without_replacement_rdp(fraction, base[: a - 1], pure, a)
                  for a in set(integer_orders.tolist())}
         return np.array([cache[int(a)] for a in integer_orders])
+
+    def lower_bound(self, plan: Block, *, delta: float | None = None,
+                    epsilon: float | None = None, evidence: Guarantee | None = None
+                    ) -> float | None:
+        """The conversion of a lower bound on the plan's Renyi divergences (from a
+        two-sided PLD ``evidence``, :meth:`PLDGuarantee.renyi_lower`): this accountant's
+        curve is at least that at every order, and the conversion is increasing in the
+        curve."""
+        if not isinstance(evidence, PLDGuarantee):
+            return None
+        curve = evidence.renyi_lower(self.orders)
+        if epsilon is not None:
+            return conversions.rdp_to_delta(self.orders, curve, epsilon)[0]
+        assert delta is not None
+        return conversions.rdp_to_epsilon(self.orders, curve, delta)[0]
 
     def curve(self, plan: Block) -> Curve:
         """The plan's RDP bound on this accountant's orders."""

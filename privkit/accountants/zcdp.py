@@ -9,13 +9,16 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
+from privkit import _leaves, conversions
 from privkit import _validation as check
-from privkit import conversions
 from privkit.accountant import Accountant
 from privkit.accountants._runs import Vacuous
 from privkit.guarantees import ZCDP, Guarantee
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Leaf
+from privkit.pld import PLDGuarantee
 
 __all__ = ["ZCDPAccountant", "zcdp_rho"]
 
@@ -50,10 +53,14 @@ class ZCDPAccountant(Accountant[float]):
         "2021, Theorem 3.1, at every order)")
 
     def accepts_leaf(self, leaf: Leaf) -> bool:
-        return math.isfinite(leaf.zcdp_rho())
+        return math.isfinite(_leaves.rho(leaf))
+
+    def _leaf_cost(self, leaf: Leaf) -> float | None:
+        rho = _leaves.rho(leaf)
+        return rho if math.isfinite(rho) else None
 
     def leaf(self, leaf: Leaf) -> float:
-        return leaf.zcdp_rho()
+        return _leaves.rho(leaf)
 
     def sequential(self, costs: Sequence[float]) -> float:
         return math.fsum(costs)
@@ -63,6 +70,23 @@ class ZCDPAccountant(Accountant[float]):
 
     def repeat(self, cost: float, count: int) -> float:
         return count * cost
+
+    def lower_bound(self, plan: Block, *, delta: float | None = None,
+                    epsilon: float | None = None, evidence: Guarantee | None = None
+                    ) -> float | None:
+        """The conversion of a lower bound on rho: ``rho >= D_a / a`` at every order, and
+        the Renyi divergences are bounded below by a two-sided PLD ``evidence``
+        (:meth:`PLDGuarantee.renyi_lower`); the conversion is increasing in rho."""
+        if not isinstance(evidence, PLDGuarantee):
+            return None
+        orders = np.asarray(conversions.DEFAULT_ORDERS)
+        rho = float(np.max(evidence.renyi_lower(orders) / orders))
+        if not rho > 0.0:
+            return None
+        if epsilon is not None:
+            return conversions.zcdp_to_delta(rho, epsilon) if math.isfinite(rho) else 1.0
+        assert delta is not None
+        return conversions.zcdp_to_epsilon(rho, delta) if math.isfinite(rho) else math.inf
 
     # -- budget filters ----------------------------------------------------------------------
 

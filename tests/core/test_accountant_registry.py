@@ -69,11 +69,19 @@ def block(eps=0.1):
 
 
 def test_registered_accountant_is_used_by_tightest(registered):
-    """tightest iterates the registry: the toy's (smaller) number wins, by name."""
-    result = tightest(Repeat(block(), 10), delta=0.0)
+    """tightest iterates the registry: given the pool, the toy's (smaller) number wins, by
+    name; by default it is considered too, and skipped at delta 0 because basic
+    composition is exact there (no certified accountant can go below it)."""
+    from privkit import BasicAccountant
+
+    result = tightest(Repeat(block(), 10), delta=0.0,
+                      accountants=[BasicAccountant(), SquareRootAccountant()])
     assert result.accountant == "sqrt-toy"
     assert result.epsilon == pytest.approx(0.5)
     assert result.by_accountant["basic"] == pytest.approx(1.0)
+    default = tightest(Repeat(block(), 10), delta=0.0)
+    assert default.accountant == "basic"
+    assert "exact" in default.skipped["sqrt-toy"]
 
 
 def test_registered_accountant_is_listed_and_found(registered):
