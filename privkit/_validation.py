@@ -17,11 +17,13 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from privkit.errors import InvalidParameterError
+
+_T = TypeVar("_T")
 
 
 def _describe(value: Any) -> str:
@@ -75,6 +77,28 @@ def private_array(name: str, value: Any, owner: str, *, kinds: str = "iuf",
     if array is None or array.dtype.kind not in kinds:
         raise private_fail(name, f"{allowed}, of {_kinds(kinds)} dtype", owner)
     return array
+
+
+def withheld(call: Callable[[], _T], name: str, allowed: str, owner: str,
+             hint: str = "") -> _T:
+    """``call()``, a third-party reader of private data (numpy's conversion,
+    scikit-learn's ``validate_data``, ``np.loadtxt``), with its refusal replaced.
+
+    Their messages quote the data: numpy echoes a string it cannot convert ("could not
+    convert string to float: '...'"), scikit-learn prints a 1-D array whole and the row
+    counts of inputs whose lengths disagree, ``np.loadtxt`` the offending cell and its
+    row. A ``TypeError``, ``ValueError`` or ``OverflowError`` from ``call`` is therefore
+    replaced by :func:`private_fail` (``name``, ``allowed``, ``owner``, ``hint``: public
+    text only), raised after the ``except`` block so that it has no ``__cause__`` and no
+    ``__context__``. privkit's own :class:`InvalidParameterError` passes through.
+    """
+    try:
+        return call()
+    except InvalidParameterError:
+        raise
+    except (TypeError, ValueError, OverflowError):
+        pass
+    raise private_fail(name, allowed, owner, hint)
 
 
 def private_nan(name: str, owner: str) -> InvalidParameterError:

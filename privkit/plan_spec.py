@@ -90,10 +90,16 @@ def _single_key(spec: Any, where: str) -> tuple[str, Any]:
 
 
 def _short(value: Any) -> str:
-    try:
-        return json.dumps(value)[:120]
-    except (TypeError, ValueError):
-        return repr(value)[:120]
+    """What a plan file holds where a node or its fields should be: its JSON type, and an
+    object's keys; never a value (a file that fails may hold data under a key that is
+    not a parameter, and the message goes to whoever reads the log)."""
+    if isinstance(value, dict):
+        return f"an object with the keys {sorted(map(str, value))}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def _fields(body: Any, kind: str, required: set[str], optional: set[str]) -> dict[str, Any]:
