@@ -220,6 +220,7 @@ def _slow_transcripts(transcripts: dict[str, type]) -> list[str]:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    import contextlib
     import logging
     import time
     import warnings
@@ -230,6 +231,7 @@ def _audit(args: argparse.Namespace) -> int:
 
         from privkit.audits import report
         from privkit.audits.registry import CASES, run_case
+        from privkit.audits.transcript import single_threaded
     except ModuleNotFoundError as exc:
         print(f"privkit audit: error: the auditor {_missing_extra(exc)}", file=sys.stderr)
         return 2
@@ -257,6 +259,8 @@ def _audit(args: argparse.Namespace) -> int:
     tier_seconds = 0.0
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)  # third-party log lines (opacus) stay out of the output
+    threads = contextlib.ExitStack()  # the audits fit small models: one BLAS thread
+    threads.enter_context(single_threaded())
     try:
         for i, name in enumerate(names):
             print(f"[{i + 1}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
@@ -288,6 +292,7 @@ def _audit(args: argparse.Namespace) -> int:
                 print(f"      {row} ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
                       flush=True)
     finally:
+        threads.close()
         logging.disable(previous)
     if results:
         print(report(results))
