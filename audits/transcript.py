@@ -346,15 +346,12 @@ def _record(case: Any, data: tuple[Any, Any], seed: int, owner: str) -> Transcri
 
 
 def single_threaded() -> contextlib.AbstractContextManager[Any]:
-    """BLAS and OpenMP limited to one thread (threadpoolctl, scikit-learn's dependency)
-    while audits fit: a fit of a few dozen rows gains nothing from more threads, and
-    L-BFGS-B's small vector operations ran 2 to 7 times slower in CPU time with
-    OpenBLAS's 2 threads on a shared 2-core machine (DPKSVMELCorrected's case)."""
+    """One BLAS/OpenMP thread while audits fit small models (2 ran L-BFGS-B 2-7x slower)."""
     try:
         from threadpoolctl import threadpool_limits
-    except ModuleNotFoundError:  # without scikit-learn there is nothing to limit
+    except ModuleNotFoundError:  # scikit-learn's dependency: without it, nothing to limit
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
+    return threadpool_limits(limits=1)  # type: ignore[no-any-return]
 
 
 def _transcripts(case: Any, pair: NeighbouringPair, total: int,
