@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from privkit import _validation as check
 from privkit.neighbouring import Neighbouring
 
 from ._audit_case import TranscriptCase
@@ -51,19 +52,24 @@ def private_fit_inputs(estimator: Any, X: Any, y: Any, *, accept_sparse: bool = 
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the "
                          "target y is None")
     import scipy.sparse as sp
-    from sklearn.utils import check_consistent_length, column_or_1d
+    from sklearn.utils import column_or_1d
 
+    owner = f"{type(estimator).__name__}.fit"
+    allowed = "a 2-D array of real numbers (one row per record)"
     if not sp.issparse(X):
-        rows = np.asarray(X)
+        rows = check.withheld(lambda: np.asarray(X), "X", allowed, owner)
         if rows.ndim != 2:  # scikit-learn's own message would print the values
             raise ValueError(f"{type(estimator).__name__}: X must be a 2-D array (one row "
                              f"per record), got {rows.ndim} dimension(s); reshape it")
         if rows.dtype.kind in "OUS":
             X = _numbers(rows.astype(object))
-    X = validate_data(estimator, X, dtype=np.float64, ensure_all_finite=False,
-                      accept_sparse="csr" if accept_sparse else False)
-    labels = column_or_1d(y, warn=True)
-    check_consistent_length(X, labels)
+    X = check.withheld(lambda: validate_data(
+        estimator, X, dtype=np.float64, ensure_all_finite=False,
+        accept_sparse="csr" if accept_sparse else False), "X", allowed, owner)
+    labels = check.withheld(lambda: column_or_1d(y, warn=True), "y",
+                            "a 1-D array of labels", owner)
+    if labels.shape[0] != X.shape[0]:  # scikit-learn's message would print both counts
+        raise check.private_fail("y", "one label per row of X", owner)
     return X, labels
 
 

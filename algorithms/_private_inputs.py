@@ -51,17 +51,21 @@ def private_rows(estimator: Any, X: Any, *, min_rows: int, owner: str) -> NDArra
     if getattr(getattr(X, "dtype", None), "kind", "") == "c":
         raise check.fail("X", "an array of complex numbers", "real numbers", owner,
                          "Complex data not supported")
+    shape = None
     try:
         rows: NDArray[np.float64] = validate_data(
             estimator, X, dtype=np.float64, ensure_all_finite=False,
             ensure_min_samples=min_rows)
+        return rows
     except (TypeError, ValueError) as exc:
         if min_rows and _SHAPE_ONLY.match(str(exc)):  # n is public: say what it is
-            raise check.fail("X", "an empty table", "a table with at least one row and "
-                             "one column", owner, str(exc)) from None
-        raise check.fail("X", _WITHHELD, "a 2-D array of real numbers (rows x features)"
-                         + (", with at least one row" if min_rows else ""), owner) from None
-    return rows
+            shape = str(exc)
+    # raised here, after the except block: no chained error quotes the data
+    if shape is not None:
+        raise check.fail("X", "an empty table", "a table with at least one row and one "
+                         "column", owner, shape)
+    raise check.fail("X", _WITHHELD, "a 2-D array of real numbers (rows x features)"
+                     + (", with at least one row" if min_rows else ""), owner)
 
 
 def private_labels(y: Any, n_rows: int, owner: str) -> NDArray[Any]:
@@ -73,11 +77,8 @@ def private_labels(y: Any, n_rows: int, owner: str) -> NDArray[Any]:
     if y is None:
         raise check.fail("y", None, "one label per row of X", owner,
                          "this estimator requires y to be passed, but the target y is None")
-    try:
-        labels: NDArray[Any] = column_or_1d(y, warn=True)
-    except (TypeError, ValueError):
-        raise check.fail("y", _WITHHELD, "a 1-D array of labels, one per row of X",
-                         owner) from None
+    labels: NDArray[Any] = check.withheld(lambda: column_or_1d(y, warn=True), "y",
+                                          "a 1-D array of labels, one per row of X", owner)
     if labels.shape[0] != n_rows:
         raise check.fail("y", "a different number of labels than X has rows",
                          "one label per row of X", owner)

@@ -19,7 +19,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
-from privkit.errors import InvalidParameterError
 
 __all__ = ["is_dask_array", "private_labels", "private_rows", "query_rows"]
 
@@ -47,17 +46,12 @@ def private_rows(X: Any, owner: str, name: str = "X") -> Any:
         if _is_sparse(X):
             raise check.fail(name, "a sparse matrix", "a dense array", owner,
                              "sparse input is not supported")
-        try:
-            X = np.asarray(X)
-            if X.dtype.kind == "c":
-                raise check.fail(name, "complex data", "a real array", owner,
-                                 "Complex data not supported")
-            X = X.astype(np.float64, copy=False)
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, InvalidParameterError):
-                raise
-            raise check.fail(name, "an array with non-numeric entries", "a numeric 2-D "
-                             "array (n_samples, n_features)", owner) from None
+        allowed = "a numeric 2-D array (n_samples, n_features)"
+        X = check.withheld(lambda: np.asarray(X), name, allowed, owner)
+        if X.dtype.kind == "c":
+            raise check.fail(name, "complex data", "a real array", owner,
+                             "Complex data not supported")
+        X = check.withheld(lambda: X.astype(np.float64, copy=False), name, allowed, owner)
     if len(X.shape) != 2 or X.shape[1] < 1:
         raise check.fail(name, f"a {len(X.shape)}-D array" if len(X.shape) != 2 else
                          "an array without columns", "a 2-D array (n_samples, n_features) "

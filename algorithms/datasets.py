@@ -82,7 +82,9 @@ def load_csv(path: str | Path) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
             table = np.loadtxt(file, delimiter=",", skiprows=1, dtype=np.float64,
                                ndmin=2)
     except (ValueError, OSError, EOFError, UnicodeDecodeError, csv.Error):
-        raise _malformed(file) from None
+        table = None  # numpy's message quotes the cell: raised below, unchained
+    if table is None:
+        raise _malformed(file)
     if width < 2:
         raise check.fail("path", str(path), "a CSV file with at least one feature column "
                          "and a label column", "load_csv")

@@ -205,7 +205,8 @@ class NystromMap:
         analyses that use ``norm_bound`` hold for it). Estimators validate query rows
         before they call this; during ``fit`` it is the stated rule for private rows."""
         if not is_dask_array(X):
-            X = np.asarray(X, dtype=np.float64)
+            X = check.withheld(lambda: np.asarray(X, dtype=np.float64), "X",
+                               "an array of real numbers", "NystromMap.transform")
         return map_row_blocks(X, self._transform_block, self.n_components, self.chunk_size)
 
     @classmethod

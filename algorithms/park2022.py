@@ -41,7 +41,6 @@ Decisions where the thesis is ambiguous (each is a documented choice, not a find
 from __future__ import annotations
 
 import argparse
-import gzip
 import math
 import time
 from collections.abc import Callable
@@ -52,6 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
+from privkit.algorithms.datasets import load_csv
 
 __all__ = [
     "DATASETS",
@@ -93,12 +93,6 @@ TABLE_7_1: dict[str, dict[str, Any]] = {
 }
 DATASETS = tuple(TABLE_7_1)
 PRIVATE_DEFAULT_R = 0.25
-
-
-def _read(path: Path) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    with gzip.open(path, "rt") as handle:
-        data = np.loadtxt(handle, delimiter=",", skiprows=1)
-    return data[:, :-1], data[:, -1].astype(np.int64)
 
 
 def split(X: NDArray[np.float64], y: NDArray[np.int64], seed: int
@@ -159,7 +153,7 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, fraction: fl
         path = root / f"{file}.csv.gz"
         if not path.exists():
             raise FileNotFoundError(f"{path} (the dataset folder is {root})")
-        X, y = _read(path)
+        X, y = load_csv(path)  # refuses a malformed file without quoting it
         if name == "shuttle":
             y = np.where(y == 1, 0, np.where(y == 4, 1, 2))
             keep = rng.permutation(len(y))[: round(0.7 * len(y))]

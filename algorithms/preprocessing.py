@@ -62,19 +62,28 @@ def _vector(name: str, value: Any, d: int, owner: str) -> NDArray[np.float64]:
     return np.array(array)
 
 
+def _private_rows(estimator: Any, X: Any, *, reset: bool, **options: Any) -> Any:
+    """``validate_data`` on rows that may be private (a transform maps the training
+    rows), non-finite entries kept; its refusal is replaced by one that names the
+    expected schema and never quotes the rows (``privkit._validation.withheld``)."""
+    d = "" if reset else f" with {estimator.n_features_in_} columns"
+    return check.withheld(lambda: validate_data(estimator, X, dtype=np.float64, reset=reset,
+                                                ensure_all_finite=False, **options),
+                          "X", f"a 2-D array of real numbers{d}", type(estimator).__name__)
+
+
 class _PublicTransformer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     privkit_public_bounds = True
 
     def fit(self, X: Any, y: Any = None) -> Any:
         """Checks the columns and the parameters; learns nothing from the values."""
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False)
+        X = _private_rows(self, X, reset=True)
         self._fit_parameters(X.shape[1])
         return self
 
     def _rows(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
-        out: NDArray[np.float64] = validate_data(self, X, dtype=np.float64, reset=False,
-                                                 ensure_all_finite=False)
+        out: NDArray[np.float64] = _private_rows(self, X, reset=False)
         return out
 
     def _fit_parameters(self, d: int) -> None:
@@ -233,8 +242,7 @@ class RowNormClipper(_PublicTransformer):
         self.row_norm_bound = row_norm_bound
 
     def fit(self, X: Any, y: Any = None) -> RowNormClipper:
-        X = validate_data(self, X, dtype=np.float64, accept_sparse="csr",
-                          ensure_all_finite=False)
+        X = _private_rows(self, X, reset=True, accept_sparse="csr")
         self._fit_parameters(X.shape[1])
         return self
 
@@ -245,8 +253,7 @@ class RowNormClipper(_PublicTransformer):
         import scipy.sparse as sp
 
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse="csr",
-                          ensure_all_finite=False)
+        X = _private_rows(self, X, reset=False, accept_sparse="csr")
         factors, _ = row_factors(X, float(self.row_norm_bound))
         if sp.issparse(X):
             return sp.csr_matrix(sp.diags(factors) @ X)

@@ -80,10 +80,11 @@ def dense_projection(weights: ArrayLike, density: float) -> NDArray[np.float64]:
     Requires ``0 < s <= n``.
     """
     owner = "dense_projection"
-    z = np.asarray(weights, dtype=np.float64)
+    allowed = "a non-empty 1-D array of positive finite weights"
+    z = check.withheld(lambda: np.asarray(weights, dtype=np.float64), "weights", allowed,
+                       owner)
     if z.ndim != 1 or z.size == 0 or not np.all(np.isfinite(z)) or np.any(z <= 0):
-        raise check.fail("weights", f"an array of shape {z.shape}",
-                         "a non-empty 1-D array of positive finite weights", owner)
+        raise check.private_fail("weights", allowed, owner)
     n = z.size
     s = check.positive_finite("density", density, owner)
     if s > n:
@@ -313,8 +314,10 @@ def _as_lp(A: ArrayLike, b: ArrayLike, c: ArrayLike, entry_bound: float, b_bound
     ``[-b_bound, b_bound]``, and a constraint with a non-finite entry replaced by the
     neutral ``0 . x <= b_bound`` (satisfied by every x). Only shapes (public: n is public
     under REPLACE_ONE) and the public cost vector are checked."""
-    A_ = np.array(A, dtype=np.float64)
-    b_ = np.array(b, dtype=np.float64)
+    A_ = check.withheld(lambda: np.array(A, dtype=np.float64), "A", "a 2-D array of real "
+                        "numbers", owner)
+    b_ = check.withheld(lambda: np.array(b, dtype=np.float64), "b", "a 1-D array of real "
+                        "numbers", owner)
     c_ = np.asarray(c, dtype=np.float64)
     if A_.ndim != 2 or A_.shape[0] < 2 or A_.shape[1] < 1:
         raise check.fail("A", f"an array of shape {A_.shape}",

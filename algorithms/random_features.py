@@ -131,7 +131,8 @@ class RandomFourierFeatures:
 
             raise InvalidParameterError(
                 f"{type(self).__name__} is not fitted: call fit(X) first")
-        A = np.asarray(X, dtype=np.float64)
+        A = check.withheld(lambda: np.asarray(X, dtype=np.float64), "X", "an array of "
+                           "real numbers", type(self).__name__)
         if A.ndim != 2 or A.shape[1] != self.n_features_in_:
             got = f"{A.shape[1]} columns" if A.ndim == 2 else f"a {A.ndim}-D array"
             raise check.fail("X", got, f"a 2-D array with {self.n_features_in_} columns",

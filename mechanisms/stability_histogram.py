@@ -40,6 +40,40 @@ def _threshold(instance: Any, attribute: Any, value: Any) -> None:
                          type(instance).__name__, "below 1, one record alone clears it")
 
 
+#: The largest float: the threshold's upper end in the calibration's bisection.
+_LARGEST = float(np.finfo(np.float64).max)
+
+
+def _bits(x: float) -> int:
+    """The bit pattern of a float >= 0, an integer ordered as the floats are."""
+    return int(np.float64(x).view(np.int64))
+
+
+def _float(bits: int) -> float:
+    return float(np.int64(bits).view(np.float64))
+
+
+def _epsilon(noise_scale: float, relation: Neighbouring) -> float:
+    """The guarantee's epsilon: ``1/b``, or ``2/b`` under REPLACE_ONE (class notes)."""
+    return (2.0 if relation is Neighbouring.REPLACE_ONE else 1.0) * (1.0 / noise_scale)
+
+
+def _log_cell_delta(noise_scale: float, threshold: float, n_classes: int) -> float:
+    """``log(1/2 exp(-(tau - 1)/b) (1 + (c - 1) exp(-1/b)))`` (class notes)."""
+    spread = math.log1p((n_classes - 1) * math.exp(-1.0 / noise_scale))
+    return math.log(0.5) - (threshold - 1.0) / noise_scale + spread
+
+
+def _delta(noise_scale: float, threshold: float, n_classes: int,
+           relation: Neighbouring) -> float:
+    """The guarantee's delta: the cell delta, times ``1 + e^(1/b)`` under REPLACE_ONE,
+    in log space (finite at every epsilon), capped below 1."""
+    log = _log_cell_delta(noise_scale, threshold, n_classes)
+    if relation is Neighbouring.REPLACE_ONE:
+        log += float(np.logaddexp(0.0, 1.0 / noise_scale))
+    return min(math.exp(min(log, 0.0)), 1.0 - 1e-16)
+
+
 @attrs.frozen(kw_only=True)
 class StabilityHistogram(Mechanism):
     """Noisy class counts per occupied cell; a cell's label (its noisy argmax) is released
@@ -91,22 +125,32 @@ class StabilityHistogram(Mechanism):
     def for_approx_dp(cls, *, epsilon: float, delta: float, n_classes: int,
                       relation: Neighbouring | str) -> StabilityHistogram:
         """The noise scale and threshold that are exactly (epsilon, delta)-DP: ``b = 1/eps``
-        (ADD_REMOVE) or ``2/eps`` (REPLACE_ONE), then the smallest ``tau`` whose delta
-        (see the class notes) is ``delta``."""
+        (ADD_REMOVE) or ``2/eps`` (REPLACE_ONE), raised by an ulp or two if rounding would
+        put the guarantee's epsilon above ``epsilon``; then the smallest float ``tau``
+        whose delta (see the class notes, as :meth:`guarantees` computes it) is at most
+        ``delta``, found by bisection on the floats (their bit patterns are ordered as
+        their values): 64 steps at most, at every epsilon and delta."""
         owner = "StabilityHistogram.for_approx_dp"
         eps = check.positive_finite("epsilon", epsilon, owner)
         dlt = check.open_unit("delta", delta, owner)
         c = check.positive_int("n_classes", n_classes, owner)
         rel = Neighbouring.parse(relation, owner=owner)
         b = (2.0 if rel is Neighbouring.REPLACE_ONE else 1.0) / eps
-        per_cell = dlt if rel is Neighbouring.ADD_REMOVE else dlt / (1.0 + math.exp(1.0 / b))
-        spread = 1.0 + (c - 1) * math.exp(-1.0 / b)
-        tau = max(1.0, 1.0 + b * math.log(spread / (2.0 * per_cell)))
-        mechanism = cls(noise_scale=b, threshold=tau, n_classes=c, relation=rel)
-        while mechanism.guarantees()[0].delta_at(eps) > dlt:  # rounding: step tau up
-            tau = math.nextafter(tau, math.inf)
-            mechanism = cls(noise_scale=b, threshold=tau, n_classes=c, relation=rel)
-        return mechanism
+        while math.isfinite(b) and _epsilon(b, rel) > eps:  # 1/(1/x) can exceed x
+            b = math.nextafter(b, math.inf)
+        if not (math.isfinite(b) and _delta(b, _LARGEST, c, rel) <= dlt):
+            raise check.fail("epsilon", epsilon, "large enough that the noise scale "
+                             "and the threshold it needs are finite floats", owner)
+        low, high = _bits(1.0), _bits(_LARGEST)  # delta <= dlt holds at high
+        if _delta(b, 1.0, c, rel) <= dlt:
+            high = low
+        while high - low > 1:  # delta > dlt at low (unless low == high), <= dlt at high
+            middle = (low + high) // 2
+            if _delta(b, _float(middle), c, rel) <= dlt:
+                high = middle
+            else:
+                low = middle
+        return cls(noise_scale=b, threshold=_float(high), n_classes=c, relation=rel)
 
     @classmethod
     def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
@@ -129,16 +173,13 @@ class StabilityHistogram(Mechanism):
     @property
     def cell_delta(self) -> float:
         """The probability bound for a cell holding one record (see the class notes)."""
-        b = self.noise_scale
-        spread = 1.0 + (self.n_classes - 1) * math.exp(-1.0 / b)
-        return min(1.0, 0.5 * math.exp(-(self.threshold - 1.0) / b) * spread)
+        return min(1.0, math.exp(_log_cell_delta(self.noise_scale, self.threshold,
+                                                 self.n_classes)))
 
     def guarantees(self) -> tuple[Guarantee, ...]:
-        eps = 1.0 / self.noise_scale
-        if self._relation is Neighbouring.ADD_REMOVE:
-            return (ApproxDP(epsilon=eps, delta=min(self.cell_delta, 1.0 - 1e-16)),)
-        delta = self.cell_delta * (1.0 + math.exp(eps))
-        return (ApproxDP(epsilon=2.0 * eps, delta=min(delta, 1.0 - 1e-16)),)
+        b, rel = self.noise_scale, self._relation
+        delta = _delta(b, self.threshold, self.n_classes, rel)
+        return (ApproxDP(epsilon=_epsilon(b, rel), delta=delta),)
 
     def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         allowed = f"a (n_cells, {self.n_classes}) array of non-negative integer counts"

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from privkit.errors import InvalidParameterError
+
+_T = TypeVar("_T")
 
 
 def _describe(value: Any) -> str:
@@ -75,6 +78,42 @@ def private_array(name: str, value: Any, owner: str, *, kinds: str = "iuf",
     if array is None or array.dtype.kind not in kinds:
         raise private_fail(name, f"{allowed}, of {_kinds(kinds)} dtype", owner)
     return array
+
+
+#: Parts of scikit-learn's messages that state public facts only (the dtype kind, the
+#: container, the number of dimensions or of features: the schema); :func:`withheld`
+#: keeps them.
+_PUBLIC_PARTS = re.compile(
+    r"Complex data not supported|Expected 2D array, got (1D|scalar) array instead"
+    r"|Found array with dim \d+|X has \d+ features?, but \w+ is expecting \d+ features? "
+    r"as input|Sparse data was passed( for \w+)?, but dense data is required"
+    r"|Reshape your data either using array\.reshape\(-1, 1\) if your data has a single "
+    r"feature or array\.reshape\(1, -1\) if it contains a single sample")
+
+
+def withheld(call: Callable[[], _T], name: str, allowed: str, owner: str,
+             hint: str = "") -> _T:
+    """``call()``, a third-party reader of private data (numpy's conversion,
+    scikit-learn's ``validate_data``, ``np.loadtxt``), with its refusal replaced.
+
+    Their messages quote the data: numpy echoes a string it cannot convert ("could not
+    convert string to float: '...'"), scikit-learn prints a 1-D array whole and the row
+    counts of inputs whose lengths disagree, ``np.loadtxt`` the offending cell and its
+    row. A ``TypeError``, ``ValueError`` or ``OverflowError`` from ``call`` is therefore
+    replaced by :func:`private_fail` (``name``, ``allowed``, ``owner``, ``hint``: public
+    text only), raised after the ``except`` block so that it has no ``__cause__`` and no
+    ``__context__``; the parts of their message that state a public fact (a complex
+    dtype, the number of dimensions or of features, ``_PUBLIC_PARTS``) are kept as hints.
+    privkit's own :class:`InvalidParameterError` passes through.
+    """
+    public: list[str] = []
+    try:
+        return call()
+    except InvalidParameterError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:
+        public = [part.group(0) for part in _PUBLIC_PARTS.finditer(str(exc))]
+    raise private_fail(name, allowed, owner, "; ".join(filter(None, (hint, *public))))
 
 
 def private_nan(name: str, owner: str) -> InvalidParameterError:

@@ -209,7 +209,18 @@ def _transcript_estimators(names: list[str]) -> tuple[dict[str, type], str | Non
         return {}, _missing_extra(exc)
 
 
+def _slow_transcripts(transcripts: dict[str, type]) -> list[str]:
+    """The transcript rows ``privkit audit`` leaves out unless named
+    (:data:`privkit.audits.estimators.CLI_SLOW`)."""
+    if not transcripts:
+        return []
+    from privkit.audits.estimators import CLI_SLOW
+
+    return [n for n in transcripts if n.removeprefix("transcript:") in CLI_SLOW]
+
+
 def _audit(args: argparse.Namespace) -> int:
+    import contextlib
     import logging
     import time
     import warnings
@@ -220,6 +231,7 @@ def _audit(args: argparse.Namespace) -> int:
 
         from privkit.audits import report
         from privkit.audits.registry import CASES, run_case
+        from privkit.audits.transcript import single_threaded
     except ModuleNotFoundError as exc:
         print(f"privkit audit: error: the auditor {_missing_extra(exc)}", file=sys.stderr)
         return 2
@@ -227,7 +239,8 @@ def _audit(args: argparse.Namespace) -> int:
 
     _check_audit_args(args)
     transcripts, missing = _transcript_estimators(args.names)
-    names = args.names or [*sorted(CASES), *transcripts]
+    slow = _slow_transcripts(transcripts)
+    names = args.names or [*sorted(CASES), *(n for n in transcripts if n not in slow)]
     unknown = [n for n in names if n not in CASES and n not in transcripts]
     if unknown and missing and unknown[0].startswith("transcript:"):
         print(f"privkit audit: error: {unknown[0]} {missing}", file=sys.stderr)
@@ -246,6 +259,8 @@ def _audit(args: argparse.Namespace) -> int:
     tier_seconds = 0.0
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)  # third-party log lines (opacus) stay out of the output
+    threads = contextlib.ExitStack()  # the audits fit small models: one BLAS thread
+    threads.enter_context(single_threaded())
     try:
         for i, name in enumerate(names):
             print(f"[{i + 1}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
@@ -277,6 +292,7 @@ def _audit(args: argparse.Namespace) -> int:
                 print(f"      {row} ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
                       flush=True)
     finally:
+        threads.close()
         logging.disable(previous)
     if results:
         print(report(results))
@@ -293,6 +309,8 @@ def _audit(args: argparse.Namespace) -> int:
                   f"(privkit certifies no finite guarantee for it): {r.verdict}")
     if skipped:
         print(f"\nnot audited (missing optional dependencies): {', '.join(skipped)}")
+    if slow and not args.names:
+        print(f"\nnot in the default run (slow; audited when named): {', '.join(slow)}")
     if args.report and results:
         Path(args.report).write_text(report(results, markdown=True) + "\n", encoding="utf-8")
     if any(r.verdict == "violation" and r.name not in paper_claims for r in results):

@@ -76,12 +76,15 @@ def test_grid_over_a_parameter_the_search_sets_is_refused(name):
 def test_rows_and_labels_of_different_lengths_are_refused():
     """Issue 22's "trains on 59 labels for 60 rows": the search paired row i with label i
     and silently dropped the last row. Now the lengths are checked (n is public under
-    replace-one) before anything is spent."""
+    replace-one) before anything is spent; the message names no count (under add-remove
+    both are private)."""
     X, y = data(n=60)
     budget = BudgetFilter(epsilon=5.0)
     search = PrivateGridSearch(fast_candidate(), SMALL, classes=[0, 1], random_state=0)
-    with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[60, 59\]"):
+    with pytest.raises(ValueError, match="one label per row of X") as info:
         search.fit(X, y[:59], budget_filter=budget)
+    assert "60" not in str(info.value)
+    assert "59" not in str(info.value)
     assert budget.spent.epsilon == 0.0
     assert not hasattr(search, "best_estimator_")
 

@@ -253,3 +253,17 @@ def test_audit_runs_the_transcript_tier_by_default(toy_estimators):
     assert missing is None
     assert {"transcript:PrivateCentroids", "transcript:UniqueLabels"} <= set(found)
     assert _transcript_estimators(["laplace"]) == ({}, None)
+
+
+def test_audit_leaves_the_slow_transcript_rows_out_of_the_default_run():
+    """The Flower federation (a gRPC server per fit) is audited when named and by the slow
+    test tier, not in the default run, which must stay within 2 minutes."""
+    pytest.importorskip("sklearn")
+    from privkit.audits.estimators import CLI_SLOW
+    from privkit.cli import _slow_transcripts
+
+    assert set(CLI_SLOW) == {"FlowerFedDPDRDPMLClassifier"}
+    found = {"transcript:FlowerFedDPDRDPMLClassifier": object,
+             "transcript:FedDPDRDPMLClassifier": object}
+    assert _slow_transcripts(found) == ["transcript:FlowerFedDPDRDPMLClassifier"]
+    assert _slow_transcripts({}) == []

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from privkit import ApproxDP
@@ -107,3 +109,72 @@ def test_worst_case_pair_reaches_the_claim_exactly(epsilon):
     pair = max(exact(first, second), exact(second, first))
     assert pair <= claim.epsilon * (1 + 1e-9)
     assert pair >= claim.epsilon * (1 - 1e-3)
+
+
+def exact_delta(mech, mpmath):
+    """The class notes' delta at 60 digits (mpmath, independent of privkit's log-space
+    floats): ``1/2 e^(-(tau-1)/b) (1 + (c-1) e^(-1/b))``, times ``1 + e^(1/b)`` under
+    REPLACE_ONE."""
+    b, tau, c = (mpmath.mpf(v) for v in (mech.noise_scale, mech.threshold, mech.n_classes))
+    cell = mpmath.e ** (-(tau - 1) / b) * (1 + (c - 1) * mpmath.e ** (-1 / b)) / 2
+    return cell * (1 + mpmath.e ** (1 / b)) if mech.relation.value == "replace_one" else cell
+
+
+EDGES = [  # (epsilon, delta, n_classes, relation): the calibration's edges
+    (0.097, 1e-12, 1, "replace_one"),  # hung: 2/(2/eps) > eps, stepping tau by ulps
+    (0.097, 1e-12, 1, "add_remove"),
+    (1e-6, 1e-12, 3, "replace_one"),  # tau ~ 6e7
+    (1e-6, 0.49, 1, "add_remove"),
+    (709.0, 1e-5, 2, "add_remove"),
+    (750.0, 1e-5, 2, "replace_one"),  # raised OverflowError: exp(1/b) in the delta
+    (5000.0, 1e-300, 1000, "replace_one"),
+    (3.0, 0.4, 1, "add_remove"),  # tau = 1 suffices: the floor of the threshold
+]
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "n_classes", "relation"), EDGES)
+def test_calibration_at_the_edges_is_the_smallest_threshold(epsilon, delta, n_classes,
+                                                             relation):
+    """The exact condition at the edges: the guarantee is within (epsilon, delta), the
+    next smaller float threshold is not (unless the threshold is already 1), and the delta
+    is the 60-digit value of the class notes' formula to 1e-12 (the bisection ends on the
+    float where the rounded delta crosses the target, so it is the target to ~1e-13 or
+    it is the formula's value at tau = 1)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    m = StabilityHistogram.for_approx_dp(epsilon=epsilon, delta=delta, n_classes=n_classes,
+                                         relation=relation)
+    (g,) = m.guarantees()
+    assert g.epsilon <= epsilon
+    assert g.epsilon == pytest.approx(epsilon, rel=1e-15)
+    assert g.delta <= delta
+    assert m.epsilon_at(delta) <= epsilon
+    assert float(exact_delta(m, mpmath)) == pytest.approx(g.delta, rel=1e-12)
+    if m.threshold > 1.0:
+        below = StabilityHistogram(noise_scale=m.noise_scale,
+                                   threshold=math.nextafter(m.threshold, 0.0),
+                                   n_classes=n_classes, relation=relation)
+        assert below.guarantees()[0].delta > delta
+        assert g.delta == pytest.approx(delta, rel=1e-12)
+    else:
+        assert exact_delta(m, mpmath) <= delta
+
+
+@given(st.floats(1e-6, 2000.0), st.floats(1e-300, 0.5), st.integers(1, 10**6),
+       st.sampled_from(["add_remove", "replace_one"]))
+def test_calibration_always_meets_the_target(epsilon, delta, n_classes, relation):
+    """For every epsilon, delta and class count: a threshold in at most 64 bisection
+    steps (no loop on ulps), finite, >= 1, and the guarantee within the target."""
+    m = StabilityHistogram.for_approx_dp(epsilon=epsilon, delta=delta, n_classes=n_classes,
+                                         relation=relation)
+    (g,) = m.guarantees()
+    assert 1.0 <= m.threshold < math.inf
+    assert g.epsilon <= epsilon
+    assert g.delta <= delta
+
+
+def test_calibration_refuses_an_epsilon_without_a_finite_noise_scale():
+    """An epsilon so small that 1/epsilon overflows is named, not an OverflowError."""
+    with pytest.raises(ValueError, match="epsilon"):
+        StabilityHistogram.for_approx_dp(epsilon=1e-310, delta=1e-5, n_classes=2,
+                                         relation="add_remove")
