@@ -214,10 +214,11 @@ _ANALYSIS = [
     "stage's half is split over the ten one-vs-rest problems (epsilon / 10 each, basic "
     "composition: a participant's rows are in every problem; privkit.algorithms."
     "_private_linear), so each binary SVM runs at epsilon 0.005."),
-    ("- Scaling: objective perturbation's noise is calibrated to rows of norm <= 1 and "
-    "1 / (n lambda epsilon); with n = 10^4, lambda = 0.01 and epsilon 0.05 per stage the "
-    "noise term is comparable to the loss of the projected data, whatever scaling keeps "
-    "the norm bound. The paper does not state its scaling."),
+    ("- Scale of the noise: objective perturbation's noise is calibrated to rows of norm "
+     "<= 1 (each image divided by its own norm here; the paper does not state its "
+     "scaling) and grows as 1 / (n lambda epsilon): at n = 10^4, lambda = 0.01 and "
+     "epsilon 0.005 per binary problem that factor is 2, against 1 / lambda = 100 for "
+     "the largest weight norm the regulariser allows."),
     ("- The epsilon sweep runs past the paper's range (5 and 10) to show where the curves "
     "leave chance; the uneven sets are the paper's three (sizes in rows per participant)."),
 ]
