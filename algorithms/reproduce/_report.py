@@ -42,6 +42,9 @@ __all__ = ["REPO_ROOT", "Cell", "Report", "Table", "code_version"]
 
 #: The source checkout this module lives in (``algorithms/reproduce/`` is two levels down).
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The shared code every paper's results depend on (each runner adds its own file and
+#: the algorithms it runs to its ``privkit-depends``).
+RUNNER = ("algorithms/reproduce/_report.py", "algorithms/reproduce/_cli.py")
 
 
 def _git(*args: str) -> str | None:

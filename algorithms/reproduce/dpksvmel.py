@@ -28,7 +28,7 @@ import numpy as np
 from privkit.algorithms.datasets import load_csv
 
 from ._cli import Paper, Run, run_paper
-from ._report import Cell
+from ._report import RUNNER, Cell
 
 __all__ = ["PAPER", "SETS", "main", "scaled"]
 
@@ -36,7 +36,8 @@ SETS = ("australian", "breast-cancer", "heart", "ionosphere", "sonar", "german-n
         "diabetes", "splice-train")
 QUICK_SETS = ("heart", "sonar")
 NOTE = "table image only (no number in the text)"
-DEPENDS = ("algorithms/reproduce", "algorithms/dpksvmel.py", "algorithms/kmeans.py",
+DEPENDS = (*RUNNER, "algorithms/reproduce/dpksvmel.py",
+           "algorithms/dpksvmel.py", "algorithms/kmeans.py",
            "algorithms/datasets.py", "algorithms/_labels.py")
 
 

@@ -23,13 +23,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._cli import Paper, Run, run_paper
-from ._report import Cell
+from ._report import RUNNER, Cell
 
 __all__ = ["PAPER", "main", "polynomial_data"]
 
 RADIUS = 4.0  # public: E||x||^2 = 5 + 0.01 (d - 5); rows beyond are clipped
 NOTE = "poster: figure only"
-DEPENDS = ("algorithms/reproduce", "algorithms/nystrom.py", "algorithms/nystrom_map.py",
+DEPENDS = (*RUNNER, "algorithms/reproduce/lee_nystrom.py",
+           "algorithms/nystrom.py", "algorithms/nystrom_map.py",
            "algorithms/kmeans.py", "algorithms/erm.py", "algorithms/_linear.py",
            "algorithms/_private_linear.py", "algorithms/_solvers.py", "algorithms/_losses.py")
 

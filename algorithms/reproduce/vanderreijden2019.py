@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ._cli import Paper, Run, run_paper
-from ._report import Cell
+from ._report import RUNNER, Cell
 
 __all__ = ["PAPER", "folds", "load_adult_public", "load_kdd_public", "main"]
 
@@ -124,7 +124,8 @@ def folds(n: int, k: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
 
 #: The public label set of the thesis's binary tasks (labels are 0 and 1 in every file).
 CLASSES = [0, 1]
-DEPENDS = ("algorithms/reproduce", "algorithms/lp_svm.py", "algorithms/private_lp.py",
+DEPENDS = (*RUNNER, "algorithms/reproduce/vanderreijden2019.py",
+           "algorithms/lp_svm.py", "algorithms/private_lp.py",
            "algorithms/_lp_svm_forms.py", "algorithms/erm.py", "algorithms/_linear.py",
            "algorithms/_private_linear.py", "algorithms/_losses.py", "algorithms/_solvers.py")
 QUICK_ROWS = 3000

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._cli import Paper, Run, run_paper
-from ._report import Cell
+from ._report import RUNNER, Cell
 
 __all__ = ["PAPER", "main", "non_private"]
 
@@ -45,7 +45,8 @@ QUICK_N = 300
 #: n (privkit perturbs the residue, so the guarantee holds at any tolerance).
 DPML_TOL = 1e-5
 NOTE = "figure only"
-DEPENDS = ("algorithms/reproduce", "algorithms/pca.py", "algorithms/federated.py",
+DEPENDS = (*RUNNER, "algorithms/reproduce/wang2024.py",
+           "algorithms/pca.py", "algorithms/federated.py",
            "algorithms/erm.py", "algorithms/_private_linear.py", "algorithms/_linear.py",
            "algorithms/_losses.py", "algorithms/_solvers.py", "algorithms/_labels.py")
 
