@@ -47,9 +47,21 @@ from privkit.algorithms import (
 )
 from privkit.algorithms._losses import MarginLoss
 from privkit.algorithms.datasets import load_adult, load_csv
+from privkit.algorithms.reproduce._report import code_version
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 RESULTS = Path(__file__).parent / "results"
+#: The code these results depend on (tests/core/test_results_fresh.py checks the stamp).
+DEPENDS = ("benchmarks/erm.py", "algorithms/erm.py", "algorithms/pca.py",
+           "algorithms/federated.py", "algorithms/dpsgd.py", "algorithms/_private_linear.py",
+           "algorithms/_linear.py", "algorithms/_losses.py", "algorithms/_solvers.py",
+           "algorithms/datasets.py")
+
+
+def stamp() -> list[str]:
+    """The header lines naming the commit of the code that writes the file."""
+    return [f"privkit-commit: {code_version(DEPENDS)}", "",
+            f"privkit-depends: {' '.join(DEPENDS)}", ""]
 
 MULTICLASS_NOTE = """
 Why the multinomial model helps, and what limits it. One-vs-rest spends epsilon / k on
@@ -382,7 +394,7 @@ def main() -> None:
     folder = Path(args.data)
     if args.part != "all":
         load = os.getloadavg()
-        lines = [f"# privkit ERM benchmarks: {args.part}", "",
+        lines = [f"# privkit ERM benchmarks: {args.part}", "", *stamp(),
                  "Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python -P "
                  f"benchmarks/erm.py --part {args.part} --seeds {args.seeds}"
                  + (f" --mnist-rows {args.mnist_rows}" if args.mnist_rows else "") + "`", "",
@@ -404,7 +416,7 @@ def main() -> None:
                "fit-times": "erm_fit_times.md"}[args.part]
         (RESULTS / out).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return
-    lines = ["# privkit private ERM benchmarks", "",
+    lines = ["# privkit private ERM benchmarks", "", *stamp(),
              f"Accuracy is the mean ± std over {args.seeds} seeds (MNIST: {args.mnist_seeds}).",
              ("Rows are scaled by public bounds only (digits: pixels <= 16; MNIST: <= 255; "
              "Adult: load_adult's schema bounds). Breast cancer is dropped: it has no "

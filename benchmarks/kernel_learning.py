@@ -31,16 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from privkit.algorithms.reproduce.lee_nystrom import polynomial_data
+
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def polynomial_data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The scale experiment's data (module docstring), generated in float64."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    X[:, 5:] *= 0.1
-    y = (X[:, 0] ** 2 + X[:, 1] ** 2 + X[:, 2] * X[:, 3] > 1.386).astype(np.int64)
-    return X, y
 
 
 def _load() -> str:

@@ -5,7 +5,8 @@ Roughgarden, Ullman 2014) against objective perturbation, on Adult and KDD Cup 9
 Run (one core): OMP_NUM_THREADS=1 .venv/bin/python -P benchmarks/lp_svm.py
     [--data ../shared/data] [--datasets adult kdd] [--folds 10]
 
-Writes benchmarks/results/lp_svm.md and benchmarks/results/lp_svm.png.
+Writes benchmarks/results/lp_svm.md and benchmarks/results/lp_svm.png. The paper's tables with
+verdicts, in an output folder with its header: ``privkit reproduce vanderreijden2019``.
 
 Protocol (thesis sections 3.1-3.5): 10-fold cross-validation (shuffled, seed 0), test
 error. Features are mapped to [-1, 1] with PUBLIC bounds (listed in ``ADULT_BOUNDS`` and
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import time
 import warnings
@@ -35,86 +35,17 @@ import numpy as np
 from privkit.algorithms import ObjectivePerturbationClassifier
 from privkit.algorithms.lp_svm import LPSVMClassifier, solve_lp_svm
 from privkit.algorithms.private_lp import calibrate_step_epsilon
+from privkit.algorithms.reproduce.vanderreijden2019 import (  # the protocol's data and constants
+    EPSILONS,
+    LAMBDA,
+    MAX_T,
+    PAPER_TABLE1,
+    folds,
+    load_adult_public,
+    load_kdd_public,
+)
 
 RESULTS = Path(__file__).parent / "results"
-EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 5.0)
-MAX_T = 300  # public cap on T (the formula gives T ~ OPT^2: millions at small epsilon)
-LAMBDA = 1e-3
-PAPER_TABLE1 = {"adult": (0.248, 0.173, 0.243), "kdd": (0.195, 0.025, 0.063)}
-
-# Adult numeric columns: public bounds from the census schema, not from the data.
-ADULT_BOUNDS = {
-    0: (17.0, 90.0),        # age: the extraction keeps age > 16; CPS top-codes at 90
-    2: (0.0, 1.5e6),        # fnlwgt: a public cap (values above are clipped)
-    4: (1.0, 16.0),         # education_num: 16 education levels
-    10: (0.0, 99999.0),     # capital_gain: CPS top-code 99999
-    11: (0.0, 5000.0),      # capital_loss: a public cap
-    12: (1.0, 99.0),        # hours_per_week: CPS top-code 99
-}
-ADULT_CATEGORICAL = {1: "workclass", 3: "education", 5: "marital_status", 6: "occupation",
-                     7: "relationship", 8: "race", 9: "sex", 13: "native_country"}
-# KDD Cup 99: columns with a natural range are scaled linearly; unbounded counts are
-# log-scaled against a public cap, log1p(min(x, cap)) / log1p(cap).
-KDD_CATEGORICAL = {1: "protocol_type", 2: "service", 3: "flag"}
-KDD_LINEAR = {22: 511.0, 23: 511.0, 31: 255.0, 32: 255.0}  # traffic-window counts
-KDD_RATES = (24, 25, 26, 27, 28, 29, 30, 33, 34, 35, 36, 37, 38, 39, 40)  # already [0, 1]
-KDD_CAPS = {0: 6e4, 4: 1e9, 5: 1e9, 7: 3.0, 8: 10.0, 9: 100.0, 10: 10.0, 12: 1000.0,
-            14: 2.0, 15: 1000.0, 16: 100.0, 17: 10.0, 18: 10.0, 19: 1.0}
-KDD_BINARY = (6, 11, 13, 20, 21)
-
-
-def _load(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
-    return table[:, :-1], table[:, -1].astype(np.int64)
-
-
-def _unit_rows(parts: list[np.ndarray]) -> np.ndarray:
-    X = np.hstack(parts)
-    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
-
-
-def _one_hot(codes: np.ndarray, levels: int) -> np.ndarray:
-    return np.eye(levels)[codes.astype(int)]
-
-
-def load_adult_public(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Adult, train and test together, rows without missing values (45,222), label >50K."""
-    codes = json.loads((folder / "category_codes.json").read_text())["adult"]
-    X1, y1 = _load(folder / "adult-train.csv.gz")
-    X2, y2 = _load(folder / "adult-test.csv.gz")
-    X, y = np.vstack([X1, X2]), np.concatenate([y1, y2])
-    keep = ~np.any(X[:, list(ADULT_CATEGORICAL)] < 0, axis=1)
-    X, y = X[keep], y[keep]
-    parts = [2.0 * (np.clip(X[:, j], lo, hi) - lo) / (hi - lo) - 1.0
-             for j, (lo, hi) in ADULT_BOUNDS.items()]
-    parts = [np.column_stack(parts)]
-    parts += [_one_hot(X[:, j], len(codes[name])) for j, name in ADULT_CATEGORICAL.items()]
-    return _unit_rows(parts), y
-
-
-def load_kdd_public(folder: Path, n_rows: int = 70_000, seed: int = 0
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """A random ``n_rows`` of the KDD Cup 99 10% file; label DOS (codes 0,6,9,14,18,20)."""
-    codes = json.loads((folder / "category_codes.json").read_text())["kddcup99"]
-    X, labels = _load(folder / "kddcup99-10pct.csv.gz")
-    pick = np.random.default_rng(seed).choice(len(labels), size=n_rows, replace=False)
-    X, labels = X[pick], labels[pick]
-    y = np.isin(labels, codes["dos_labels"]).astype(np.int64)
-    to_pm1 = lambda v: 2.0 * v - 1.0  # noqa: E731  [0, 1] -> [-1, 1]
-    cols = [to_pm1(np.clip(X[:, j], 0, cap) / cap) for j, cap in KDD_LINEAR.items()]
-    cols += [to_pm1(np.clip(X[:, j], 0, 1)) for j in KDD_RATES + KDD_BINARY]
-    cols += [to_pm1(np.log1p(np.clip(X[:, j], 0, cap)) / math.log1p(cap))
-             for j, cap in KDD_CAPS.items()]
-    parts = [np.column_stack(cols)]
-    parts += [_one_hot(X[:, j], len(codes[name])) for j, name in KDD_CATEGORICAL.items()]
-    return _unit_rows(parts), y
-
-
-def folds(n: int, k: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    order = np.random.default_rng(seed).permutation(n)
-    chunks = np.array_split(order, k)
-    return [(np.concatenate(chunks[:i] + chunks[i + 1:]), chunks[i]) for i in range(k)]
-
 
 def error(model, X, y) -> float:
     return float(np.mean(model.predict(X) != y))

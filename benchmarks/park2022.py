@@ -26,25 +26,9 @@ from typing import Any
 import numpy as np
 
 from privkit.algorithms import park2022 as p
+from privkit.algorithms.reproduce.park2022 import PAPER_72, PAPER_73
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: Thesis Table 7.2 (seconds, training + inference).
-PAPER_72 = {
-    "svm_weight": [4.72, 100.65, 0.60, 4.66, 71.17, 1376.24, 298.70, 49943.29],
-    "svm_semi": [5.01, 64.35, 0.51, 1.63, 31.39, 1158.10, 140.61, 52519.56],
-    "proposed": [0.90, 2.41, 0.18, 1.32, 1.96, 31.03, 4.54, 1334.80],
-}
-#: Thesis Table 7.3 (test accuracy) at epsilon 0.01, 0.1, 1, 5, non-private.
-PAPER_73 = {
-    0.1: {"svm_weight": [0.366, 0.310, 0.892, 0.917, 0.912],
-          "svm_semi": [0.332, 0.484, 0.899, 0.932, 0.930],
-          "proposed": [0.456, 0.644, 0.908, 0.983, 0.987],
-          "svm_output": [0.493, 0.919, 0.926, 0.926, 0.926]},
-    0.3: {"svm_weight": [0.135, 0.456, 0.957, 0.955, 0.948],
-          "svm_semi": [0.330, 0.514, 0.935, 0.950, 0.947],
-          "proposed": [0.635, 0.786, 0.958, 0.981, 0.986],
-          "svm_output": [0.559, 0.943, 0.943, 0.946, 0.946]},
-}
 EPS_73 = (0.01, 0.1, 1.0, 5.0, p.NON_PRIVATE)
 
 
@@ -152,7 +136,7 @@ def table73(data: str, runs: int) -> str:
             cells = []
             for k, e in enumerate(EPS_73):
                 acc = np.array([r["accuracy"] for r in grid[("shuttle", method, e)]])
-                paper_key = {"proposed_paper": "proposed",
+                paper_key = {"proposed": "proposed_paper",
                              "svm_output_batch": "svm_output"}.get(method, method)
                 paper = PAPER_73[fraction].get(paper_key, [None] * 5)[k]
                 near = paper is not None and abs(acc.mean() - paper) <= 2 * acc.std() + 1e-3

@@ -96,9 +96,21 @@ def _build_parser() -> argparse.ArgumentParser:
 
 #: ``privkit reproduce`` papers: name -> (module whose ``main(argv)`` runs it, citation).
 _REPRODUCTIONS = {
-    "park2022": ("privkit.algorithms.park2022",
+    "park2022": ("privkit.algorithms.reproduce.park2022",
                  ("J. Park, \"Differentially private multi-class classification using kernel "
                   "supports and equilibrium points\" (2022)")),
+    "dpksvmel": ("privkit.algorithms.reproduce.dpksvmel",
+                 ("DPKSVMEL: kernel SVM with an exponential + Laplace hybrid on the "
+                  "support vectors")),
+    "lee-nystrom": ("privkit.algorithms.reproduce.lee_nystrom",
+                    ("B. Lee, J. Ahn, C. Park, \"Differential privacy in scalable general "
+                     "kernel learning via K-means Nystrom random features\" (poster)")),
+    "vanderreijden2019": ("privkit.algorithms.reproduce.vanderreijden2019",
+                          ("P. van der Reijden, \"Solving linear programs to train SVMs "
+                           "under differential privacy\" (2019)")),
+    "wang2024": ("privkit.algorithms.reproduce.wang2024",
+                 ("T. Wang et al., \"Differentially private SVMs with knowledge "
+                  "aggregation\" (2024)")),
 }
 
 

@@ -234,14 +234,14 @@ def test_load_adult_says_nothing_of_the_file(tmp_path):
 
 def test_reproduce_says_nothing_of_the_data_folder(tmp_path):
     """privkit reproduce park2022 on an iris file holding the sentinels, run in-process
-    through privkit.cli.main (one method, one epsilon, one run)."""
+    through privkit.cli.main (Figure 7.1's quick grid: three moons and iris, one run)."""
     problems = []
     variants = file_variants(4, n_rows=150, at=100)
     for name in ("sentinel value", "sentinel text in a feature", "short row", "empty"):
         rows = variants[name]
         write_csv(tmp_path / "iris.csv.gz", "a,b,c,d,label", rows)
-        said = cli("reproduce", "park2022", "--datasets", "iris", "--methods", "svm_weight",
-                   "--epsilons", "1", "--runs", "1", "--data", str(tmp_path))
+        said = cli("reproduce", "park2022", "--quick", "--parts", "figure71", "--runs", "1",
+                   "--quiet", "--data", str(tmp_path), "--out", str(tmp_path / "out"))
         problems += [f"reproduce ({name}): {leak}" for leak in leaks(said)]
         if name == "sentinel value":  # well formed: the experiment ran and printed its row
             assert said.result == 0, said.error_text or said.stderr

@@ -1,0 +1,238 @@
+"""``privkit reproduce wang2024``: T. Wang et al., "Differentially private SVMs with
+knowledge aggregation" (CMC 2024).
+
+Its section 5 as far as the shared data allows: MNIST and Fashion-MNIST (CIFAR-10 is
+not available offline), the four competitors (Non-Priv: PCA to k dimensions and the
+Huber SVM, no noise; DPML: objective perturbation on the raw 784 features, no dimension
+reduction; DPDR-DPML: one participant of n rows; FedDPDR-DPML: N participants of n rows),
+and its sweeps (Figures 2-5): the target dimension k, epsilon, the participant size n
+and three sets of uneven participant sizes. Defaults (its section 5.2): epsilon 0.1 split
+in half, delta 1e-4, k 20, N 5, n 10^4, lambda 0.01. The paper's results are figures
+only (its Table 3 of running times is an image): every cell says so.
+
+Rows: each image divided by its own L2 norm (a per-record public map, so every
+guarantee holds for the mapped rows; the paper does not state its scaling). Participants
+hold disjoint rows drawn from the training file; the test file is the test set.
+
+.. versionadded:: 0.3.0
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._cli import Paper, Run, run_paper
+from ._report import RUNNER, Cell
+
+__all__ = ["PAPER", "main", "non_private"]
+
+SETS = ("mnist", "fashion-mnist")
+METHODS = ("Non-Priv", "DPML", "DPDR-DPML", "FedDPDR-DPML")
+DELTA, LAMBDA, K, N, ROWS, EPSILON = 1e-4, 0.01, 20, 5, 10_000, 0.1
+FULL = {"epsilon": (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0), "k": (5, 10, 20, 50, 100),
+        "n": (100, 500, 1000, 5000, 10_000),
+        "uneven": ((50, 100, 500, 1000, 2000), (100, 500, 1000, 5000, 10_000),
+                   (100, 1000, 5000, 8000, 10_000))}
+QUICK = {"epsilon": (0.1, 10.0), "k": (), "n": (), "uneven": ()}
+QUICK_SETS = ("mnist",)
+QUICK_N = 300
+#: DPML's gradient tolerance: the default 1e-8 is out of reach in 784 dimensions at small
+#: n (privkit perturbs the residue, so the guarantee holds at any tolerance).
+DPML_TOL = 1e-5
+NOTE = "figure only"
+DEPENDS = (*RUNNER, "algorithms/reproduce/wang2024.py",
+           "algorithms/pca.py", "algorithms/federated.py",
+           "algorithms/erm.py", "algorithms/_private_linear.py", "algorithms/_linear.py",
+           "algorithms/_losses.py", "algorithms/_solvers.py", "algorithms/_labels.py")
+
+
+def _load(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        import pandas as pd
+    except ModuleNotFoundError:
+        from privkit.algorithms.datasets import load_csv
+
+        return load_csv(path)
+    table = pd.read_csv(path).to_numpy(dtype=np.float64)
+    return table[:, :-1], table[:, -1].astype(np.int64)
+
+
+def _unit(X: np.ndarray) -> np.ndarray:
+    unit: np.ndarray = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    return unit
+
+
+def non_private(k: int) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """Non-Priv: exact PCA to ``k`` dimensions, then one-vs-rest Huber SVMs (lambda 0.01,
+    h 0.5) with no noise; returns ``fit_predict(X, y, X_test)``."""
+    from privkit.algorithms import solve_erm
+    from privkit.algorithms._losses import MarginLoss
+
+    def fit_predict(X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> np.ndarray:
+        _, vectors = np.linalg.eigh(X.T @ X)
+        V = vectors[:, ::-1][:, :k]
+        Z, Z_test = X @ V, X_test @ V
+        classes = np.unique(y)
+        W = np.array([solve_erm(Z, np.where(y == c, 1.0, -1.0), MarginLoss("huber", 0.5),
+                                LAMBDA, tol=1e-6) for c in classes])
+        predicted: np.ndarray = classes[np.argmax(Z_test @ W.T, axis=1)]
+        return predicted
+
+    return fit_predict
+
+
+def _accuracy(method: str, eps: float, k: int, sizes: Sequence[int], pool: np.ndarray,
+              X: np.ndarray, y: np.ndarray, X_te: np.ndarray, y_te: np.ndarray,
+              seed: int) -> float:
+    """One fit of ``method``; ``sizes`` are the participants' row counts, drawn in order
+    from the shuffled ``pool`` of training indices (DPDR-DPML and DPML use the first
+    participant's rows, Non-Priv and FedDPDR-DPML all of them)."""
+    from privkit.algorithms import (
+        DPDRDPMLClassifier,
+        FedDPDRDPMLClassifier,
+        ObjectivePerturbationClassifier,
+    )
+
+    classes = list(range(10))
+    rows = pool[: sum(sizes)]
+    first = rows[: sizes[0]]
+    if method == "Non-Priv":
+        pred = non_private(k)(X[rows], y[rows], X_te)
+    elif method == "DPML":
+        pred = ObjectivePerturbationClassifier(
+            epsilon=eps, delta=DELTA, classes=classes, regularization=LAMBDA,
+            tol=DPML_TOL, random_state=seed).fit(X[first], y[first]).predict(X_te)
+    elif method == "DPDR-DPML":
+        pred = DPDRDPMLClassifier(epsilon=eps, delta=DELTA, classes=classes, n_components=k,
+                                  regularization=LAMBDA, random_state=seed
+                                  ).fit(X[first], y[first]).predict(X_te)
+    else:
+        ids = np.repeat(np.arange(len(sizes)), sizes)
+        pred = FedDPDRDPMLClassifier(epsilon=eps, delta=DELTA, classes=classes,
+                                     n_components=k, regularization=LAMBDA,
+                                     random_state=seed
+                                     ).fit(X[rows], y[rows], participant=ids).predict(X_te)
+    return float(np.mean(pred == y_te))
+
+
+def _grid(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, Any], int]:
+    return (QUICK_SETS, QUICK, QUICK_N) if args.quick else (SETS, FULL, ROWS)
+
+
+def _settings(args: argparse.Namespace) -> list[tuple[str, str, float, int, tuple[int, ...]]]:
+    """(sweep, x label, epsilon, k, participant sizes) of every point."""
+    _, grid, n = _grid(args)
+    out = [("epsilon", f"{e:g}", e, K, (n,) * N) for e in grid["epsilon"]]
+    out += [("k", f"{k}", EPSILON, k, (n,) * N) for k in grid["k"]]
+    out += [("n", f"{m}", EPSILON, K, (m,) * N) for m in grid["n"]]
+    out += [("uneven", "/".join(map(str, s)), EPSILON, K, tuple(s)) for s in grid["uneven"]]
+    return out
+
+
+def _units(args: argparse.Namespace) -> int:
+    return len(_grid(args)[0]) * int(args.runs)
+
+
+def _body(run: Run) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sets, _, _ = _grid(run.args)
+    settings = _settings(run.args)
+    sweeps = ("epsilon", "k", "n", "uneven")
+    fig, axes = plt.subplots(len(sets), len(sweeps), figsize=(17, 4 * len(sets)),
+                             squeeze=False)
+    for row, name in enumerate(sets):
+        data = run.need_data(f"{name}-test.csv.gz", *(() if run.quick else
+                                                        (f"{name}-train.csv.gz",)))
+        X_te, y_te = _load(data / f"{name}-test.csv.gz")
+        if run.quick:  # the 10,000 test rows: the first half trains, the rest tests
+            X, y, X_te, y_te = X_te[:5000], y_te[:5000], X_te[5000:], y_te[5000:]
+        else:
+            X, y = _load(data / f"{name}-train.csv.gz")
+        X, X_te = _unit(X), _unit(X_te)
+        acc: dict[tuple[str, str, str], list[float]] = {}
+        for r in range(run.args.runs):
+            seed = run.args.seed + r
+            pool = np.random.default_rng(seed).permutation(len(y))
+            done: dict[tuple[Any, ...], float] = {}  # the sweeps share their default point
+            for sweep, x, eps, k, sizes in settings:
+                for method in METHODS:
+                    if sweep == "uneven" and method == "DPML":
+                        continue
+                    key = (method, eps if method != "Non-Priv" else 0.0,
+                           k if method != "DPML" else 0, sizes)
+                    if key not in done:
+                        done[key] = _accuracy(method, eps, k, sizes, pool, X, y, X_te,
+                                              y_te, seed)
+                    acc.setdefault((sweep, x, method), []).append(done[key])
+            run.bar.update()
+        for col, sweep in enumerate(sweeps):
+            xs = list(dict.fromkeys(x for s, x, *_ in settings if s == sweep))
+            if not xs:  # --quick runs the epsilon sweep only
+                axes[row, col].set_axis_off()
+                continue
+            t = run.report.table(f"{name}_{sweep}", f"{name}: accuracy against {sweep} "
+                                 f"(mean ± standard error over {run.args.runs} runs; "
+                                 f"defaults epsilon {EPSILON}, k {K}, N {N}, n "
+                                 f"{_grid(run.args)[2]})", [], row_label="method")
+            ax = axes[row, col]
+            for method in METHODS:
+                if (sweep, xs[0], method) not in acc:
+                    continue
+                cells = [Cell(acc[sweep, x, method], paper_note=NOTE) for x in xs]
+                for x, c in zip(xs, cells, strict=True):
+                    t.put(method, f"{sweep} {x}", c)
+                ax.plot(range(len(xs)), [c.mean for c in cells], marker="o", label=method)
+            ax.set_xticks(range(len(xs)), xs, fontsize=7, rotation=20)
+            ax.set_title(f"{name}: {sweep}")
+            ax.set_ylim(0, 1)
+            ax.grid(alpha=0.3)
+        axes[row, 0].legend(fontsize=7)
+    fig.supylabel("test accuracy")
+    fig.tight_layout()
+    run.report.figure("figures2to5", "Figures 2-5 reproduced: accuracy against k, epsilon, "
+                      "n and uneven participant sizes.", fig)
+    run.report.notes += _ANALYSIS
+
+
+_ANALYSIS = [
+    ("- The paper's accuracies are figures only; its headline is that FedDPDR-DPML is close "
+    "to Non-Priv at epsilon 0.1 (k 20, n 10^4, N 5). Where privkit's tables are near 0.1 "
+    "(chance for 10 classes) at epsilon 0.1, the headline is not reached, for reasons that "
+    "are properties of the algorithm as privkit implements it, each checkable in the code:"),
+    ("- Sensitivity: Lemma 4.1 gives 1 for X^T X under replacement of a row; the true value "
+    "is sqrt(2) (the lemma removes the row rather than replacing it), so privkit's PCA "
+    "noise is sqrt(2) times the paper's at the same epsilon."),
+    ("- Budget split: epsilon 0.1 is halved between the PCA and the SVM, and the SVM "
+    "stage's half is split over the ten one-vs-rest problems (epsilon / 10 each, basic "
+    "composition: a participant's rows are in every problem; privkit.algorithms."
+    "_private_linear), so each binary SVM runs at epsilon 0.005."),
+    ("- Scale of the noise: objective perturbation's noise is calibrated to rows of norm "
+     "<= 1 (each image divided by its own norm here; the paper does not state its "
+     "scaling) and grows as 1 / (n lambda epsilon): at n = 10^4, lambda = 0.01 and "
+     "epsilon 0.005 per binary problem that factor is 2, against 1 / lambda = 100 for "
+     "the largest weight norm the regulariser allows."),
+    ("- The epsilon sweep runs past the paper's range (5 and 10) to show where the curves "
+    "leave chance; the uneven sets are the paper's three (sizes in rows per participant)."),
+]
+
+
+PAPER = Paper(
+    name="wang2024",
+    title="Wang et al. 2024, \"Differentially private SVMs with knowledge aggregation\"",
+    depends=DEPENDS, units=_units, body=_body, default_runs=(2, 3),
+    description="MNIST and Fashion-MNIST, the four competitors, sweeps over epsilon, k, n "
+                "and uneven participants.")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``privkit reproduce wang2024 [--quick | --full] [--out DIR] [--data DIR] ...``."""
+    return run_paper(PAPER, argv)
