@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from types import FrameType
 from typing import Any
 
 import attrs
@@ -248,14 +249,14 @@ def warn_if_preprocessed(estimator: Any) -> None:
     """
     from sklearn.pipeline import Pipeline
 
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     fitting: list[Any] = []
     while frame is not None:
         owner = frame.f_locals.get("self")
         if isinstance(owner, Pipeline) and frame.f_code.co_name.startswith("fit") \
                 and not any(owner is seen for seen in fitting):
             fitting.append(owner)
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     leaky = None
     for root in reversed(fitting):  # the outermost pipeline that holds the estimator
         leaky = upstream_fitted_steps(root, estimator)
