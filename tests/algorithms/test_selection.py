@@ -171,3 +171,95 @@ def test_a_candidate_that_is_not_pure_is_refused_before_the_data():
     with pytest.raises(InvalidParameterError, match="`estimator` must be a privkit"):
         PrivateGridSearch(LogisticRegression(), {"C": [1.0]}, classes=[0, 1]).fit(
             object(), None)
+
+
+# -- issue 27: Papernot-Steinke runs, pipelines, probabilities, nothing of K published ------
+
+
+def pipeline_candidate(first=None):
+    from sklearn.pipeline import make_pipeline
+
+    from privkit.algorithms.preprocessing import PublicRangeScaler
+
+    return make_pipeline(first if first is not None else PublicRangeScaler(-1.0, 1.0),
+                         fast_candidate())
+
+
+def test_a_pipeline_is_a_candidate_with_step_parameters():
+    """A Pipeline ending in a privkit classifier: the grid names step__param, the search
+    sets the classifier's epsilon (the rest over 2 + eta, 10% of it for the score) and
+    classes; predict_proba and decision_function delegate to the chosen pipeline."""
+    X, y = data(n=300)
+    search = PrivateGridSearch(pipeline_candidate(),
+                               {"outputperturbationclassifier__regularization": [0.1, 1.0]},
+                               epsilon=2.0, classes=[0, 1], shape=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search.fit(X, y)
+    final = search.best_estimator_[-1]
+    assert final.epsilon == pytest.approx(0.9 * 2.0 / 2.5)
+    np.testing.assert_array_equal(final.classes_, [0, 1])
+    assert search.guarantee_ == PureDP(epsilon=2.0)
+    proba = search.predict_proba(X[:5])
+    np.testing.assert_allclose(proba, search.best_estimator_.predict_proba(X[:5]))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(search.decision_function(X[:5]),
+                               search.best_estimator_.decision_function(X[:5]))
+
+
+def test_grid_over_the_final_steps_budget_is_refused():
+    """clf__epsilon is set by the search like epsilon: a grid over it is refused."""
+    X, y = data()
+    with pytest.raises(InvalidParameterError, match="a grid without"):
+        PrivateGridSearch(pipeline_candidate(),
+                          {"outputperturbationclassifier__epsilon": [1.0]},
+                          classes=[0, 1]).fit(X, y)
+
+
+def test_a_data_fitted_step_in_a_candidate_warns_once_before_any_draw():
+    """A StandardScaler in the candidate pipeline: one PrivacyLeakWarning from the
+    pipeline's structure, however many runs; the candidates' own warnings are withheld
+    (their count would tell the number of runs)."""
+    from sklearn.preprocessing import StandardScaler
+
+    from privkit.errors import PrivacyLeakWarning
+
+    X, y = data(n=200)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateGridSearch(pipeline_candidate(StandardScaler()),
+                          {"outputperturbationclassifier__regularization": [0.1, 1.0]},
+                          epsilon=2.0, classes=[0, 1], expected_runs=6.0,
+                          random_state=0).fit(X, y)
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1
+    assert "'standardscaler' (StandardScaler)" in str(leaks[0].message)
+    assert len(caught) == 1
+
+
+def test_the_number_of_runs_is_not_published():
+    """Whatever K is drawn, the transcript holds the best run only: no n_runs_, the
+    search's ledger and a ledger the caller holds record the selection as one block
+    (matching plan_), never a candidate's release."""
+    from privkit.ledger import Ledger
+
+    X, y = data(n=200)
+    for seed in range(3):
+        with Ledger() as outer:
+            search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=2.0,
+                                       classes=[0, 1], expected_runs=8.0,
+                                       random_state=seed).fit(X, y)
+        assert not hasattr(search, "n_runs_")
+        assert search.ledger_.compare(search.plan_).matches
+        assert len(search.ledger_.entries) == 1
+        assert [e.block for e in outer.entries] == [search.plan_]
+
+
+def test_expected_runs_and_shape_are_checked_before_the_data():
+    """expected_runs must be > 1 and shape > -1, refused by name before X is read."""
+    with pytest.raises(InvalidParameterError, match="`expected_runs` must be a number > 1"):
+        PrivateGridSearch(fast_candidate(), SMALL, classes=[0, 1],
+                          expected_runs=1.0).fit(object(), None)
+    with pytest.raises(InvalidParameterError, match="`shape` must be a finite number > -1"):
+        PrivateGridSearch(fast_candidate(), SMALL, classes=[0, 1], shape=-1.0).fit(
+            object(), None)
