@@ -27,7 +27,7 @@ estimator                             source
 ``private_mmd_test``                  mean embeddings); Gretton et al. 2012 (MMD test)
 ``DPKSVMEL``, ``DPKSVMELCorrected``   DPKSVMEL as published (no guarantee) and the
                                       nearest private variant
-``PrivateGridSearch``                 Liu, Talwar 2019 Thm 3.1 (random stopping)
+``PrivateGridSearch``                 Papernot, Steinke 2022 Thm 2 (random number of runs)
 ``PublicRangeScaler`` and others      public-bound preprocessing (no budget)
 ====================================  ==================================================
 

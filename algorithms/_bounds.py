@@ -16,18 +16,26 @@ The same module detects the other way data get scaled in practice: a scikit-lear
 (``StandardScaler``, ``MinMaxScaler``, ...). Their fitted statistics are functions of the
 private data that no privkit guarantee covers, so fitting warns with
 :class:`~privkit.errors.PrivacyLeakWarning` (a function of the pipeline, not of the data).
+Which steps learn from the rows is read from the pipeline's structure, through nested
+``Pipeline``, ``ColumnTransformer`` and ``FeatureUnion`` objects: a composite of public
+transformers (what mixed-column data such as Adult needs) is public.
 
 .. versionadded:: 0.2.0
 .. versionchanged:: 0.3.0
    Clipping is silent, non-finite rows become zero rows, and nothing is refused by value:
    ``ClippedRowsWarning`` and the ``clip`` parameter are gone; :func:`inspect_rows` is
    the data owner's diagnostic.
+.. versionchanged:: 0.3.0
+   The pipeline check reads the pipeline's structure (:func:`upstream_fitted_steps`):
+   no warning for a ``ColumnTransformer`` or ``FeatureUnion`` of public transformers,
+   nested pipelines looked into (issue 27).
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
+from types import FrameType
 from typing import Any
 
 import attrs
@@ -38,7 +46,7 @@ from privkit import _validation as check
 from privkit.errors import PrivacyLeakWarning
 
 __all__ = ["RowReport", "clipped_rows", "finite_rows", "inspect_rows", "row_norms",
-           "warn_if_preprocessed"]
+           "upstream_fitted_steps", "warn_if_preprocessed"]
 
 #: Relative slack under which a row's norm counts as on the bound (rounding of the norm).
 _ON_BOUND = 1e-12
@@ -165,40 +173,99 @@ def inspect_rows(X: Any, *, row_norm_bound: float) -> RowReport:
 
 
 def _is_public(step: Any) -> bool:
-    """A pipeline step that learns nothing from the rows: ``None``, ``"passthrough"``,
-    privkit's public-bound transformers, or a step that says so with
-    ``privkit_public_bounds = True``."""
-    return step is None or step == "passthrough" or bool(
-        getattr(step, "privkit_public_bounds", False))
+    """Whether a pipeline step learns nothing from the rows it is fitted on, read from its
+    structure: ``None``, ``"passthrough"`` or ``"drop"``; a step that says so with
+    ``privkit_public_bounds = True`` (privkit's public-bound transformers); a stateless
+    transformer (scikit-learn's ``requires_fit`` tag is false: ``Normalizer``,
+    ``FunctionTransformer``, whose function must then act record by record); or a
+    composite (``Pipeline``, ``ColumnTransformer`` with its ``remainder``,
+    ``FeatureUnion``) whose every part is public, at any depth."""
+    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
+        return True
+    if bool(getattr(step, "privkit_public_bounds", False)):
+        return True
+    parts = _parts(step)
+    if parts is not None:
+        return all(_is_public(part) for _, part in parts)
+    from sklearn.utils import get_tags
+
+    try:
+        return not get_tags(step).requires_fit
+    except Exception:  # not a scikit-learn estimator: nothing says it is public
+        return False
+
+
+def _parts(step: Any) -> list[tuple[str, Any]] | None:
+    """The named parts of a scikit-learn composite (``Pipeline`` steps in order,
+    ``ColumnTransformer`` transformers and its remainder, ``FeatureUnion`` members), or
+    ``None`` for a step that is not one."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if isinstance(step, Pipeline):
+        return list(step.steps)
+    if isinstance(step, ColumnTransformer):
+        return ([(name, part) for name, part, _ in step.transformers]
+                + [("remainder", step.remainder)])
+    if isinstance(step, FeatureUnion):
+        return list(step.transformer_list)
+    return None
+
+
+def upstream_fitted_steps(root: Any, estimator: Any) -> list[str] | None:
+    """The steps of ``root`` (a scikit-learn composite, nested at any depth) that are
+    fitted on the same rows before ``estimator`` and learn from them, described as
+    ``"'name' (Class)"``; ``None`` when ``estimator`` is not a part of ``root``.
+
+    Upstream means: the earlier steps of every ``Pipeline`` on the way from ``root`` down
+    to ``estimator``. The other members of a ``ColumnTransformer`` or ``FeatureUnion``
+    beside it are fitted on the same rows but do not feed it, so they are not upstream.
+    """
+    parts = _parts(root)
+    if parts is None:
+        return None
+    from sklearn.pipeline import Pipeline
+
+    for index, (_, part) in enumerate(parts):
+        below = [] if part is estimator else upstream_fitted_steps(part, estimator)
+        if below is None:
+            continue
+        before = parts[:index] if isinstance(root, Pipeline) else []
+        return [f"{name!r} ({type(step).__name__})" for name, step in before
+                if not _is_public(step)] + below
+    return None
 
 
 def warn_if_preprocessed(estimator: Any) -> None:
-    """Warn when ``estimator.fit`` runs inside a scikit-learn ``Pipeline.fit`` after a
-    step that was fitted on the same rows (looked up on the call stack).
+    """Warn when ``estimator.fit`` runs inside the ``fit`` of a scikit-learn ``Pipeline``
+    in which a step fitted on the same rows before it learns from them.
 
-    The fitted step's statistics (a mean, a scale, a vocabulary, ...) are functions of
-    the private rows; privkit's guarantee covers the estimator, not them.
+    The fitted step's statistics (a mean, a scale, a vocabulary, ...) are functions of the
+    private rows; privkit's guarantee covers the estimator, not them. The decision is read
+    from the pipeline's structure (:func:`upstream_fitted_steps`: nested pipelines,
+    column transformers and feature unions, each part public or not), never from the
+    data; the call stack serves only to find which pipeline is being fitted (scikit-learn
+    hands a step nothing else), the outermost one that holds ``estimator``.
     """
     from sklearn.pipeline import Pipeline
 
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
+    fitting: list[Any] = []
     while frame is not None:
         owner = frame.f_locals.get("self")
-        if isinstance(owner, Pipeline) and frame.f_code.co_name.startswith("fit"):
-            leaky = []
-            for name, step in owner.steps:
-                if step is estimator:
-                    break
-                if not _is_public(step):
-                    leaky.append(f"{name!r} ({type(step).__name__})")
-            else:
-                leaky = []
-            if leaky:
-                warnings.warn(
-                    f"{type(estimator).__name__} is fitted in a Pipeline after "
-                    f"{', '.join(leaky)}, fitted on the same rows: what those steps learnt "
-                    "from the private data is not covered by guarantee_. Use public bounds "
-                    "instead (privkit.algorithms.preprocessing).",
-                    PrivacyLeakWarning, stacklevel=3)
-            return
-        frame = frame.f_back  # type: ignore[assignment]
+        if isinstance(owner, Pipeline) and frame.f_code.co_name.startswith("fit") \
+                and not any(owner is seen for seen in fitting):
+            fitting.append(owner)
+        frame = frame.f_back
+    leaky = None
+    for root in reversed(fitting):  # the outermost pipeline that holds the estimator
+        leaky = upstream_fitted_steps(root, estimator)
+        if leaky is not None:
+            break
+    if leaky:
+        warnings.warn(
+            f"{type(estimator).__name__} is fitted in a Pipeline after "
+            f"{', '.join(leaky)}, fitted on the same rows: what those steps learnt "
+            "from the private data is not covered by guarantee_. Use public bounds "
+            "instead (privkit.algorithms.preprocessing).",
+            PrivacyLeakWarning, stacklevel=3)

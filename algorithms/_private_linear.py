@@ -189,21 +189,25 @@ class PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # t
 
     def _augmented(self, X: Any, neutral: NDArray[np.bool_]) -> Any:
         """Rows scaled by the public bound (clipped; a non-finite row becomes the zero
-        row), then the intercept column: ``(x / B, a) / sqrt(1 + a^2)``, of norm at most
-        1 (see the module docstring); the rows marked ``neutral`` are then the zero
-        augmented row."""
+        row), then the intercept column ``a``, and the row ``(x / B, a)`` clipped onto the
+        unit ball (see the module docstring); the rows marked ``neutral`` are then the
+        zero augmented row."""
         import scipy.sparse as sp
 
         Z = clipped_rows(X, self.row_norm_bound, owner=type(self).__name__)
         if self.fit_intercept:
             a = float(self.intercept_scaling)
             if sp.issparse(Z):
-                column = sp.csr_matrix(np.full((Z.shape[0], 1), a))
-                Z = sp.csr_matrix(sp.hstack([Z, column]) / math.hypot(1.0, a))
+                joined_sparse = sp.csr_matrix(sp.hstack([Z, sp.csr_matrix(
+                    np.full((Z.shape[0], 1), a))]))
+                norms = np.sqrt(np.asarray(
+                    joined_sparse.multiply(joined_sparse).sum(axis=1)).ravel())
+                Z = sp.csr_matrix(sp.diags(1.0 / np.maximum(norms, 1.0)) @ joined_sparse)
             else:
                 joined: NDArray[np.float64] = np.empty((Z.shape[0], Z.shape[1] + 1))
-                np.multiply(Z, 1.0 / math.hypot(1.0, a), out=joined[:, :-1])
-                joined[:, -1] = a / math.hypot(1.0, a)
+                joined[:, :-1] = Z
+                joined[:, -1] = a
+                joined /= np.maximum(np.linalg.norm(joined, axis=1), 1.0)[:, None]
                 Z = joined
         if neutral.any():
             if sp.issparse(Z):
@@ -214,15 +218,14 @@ class PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # t
         return Z
 
     def _unaugment(self, W: NDArray[np.float64], d: int) -> None:
-        """``coef_`` and ``intercept_`` in the units of the original features."""
+        """``coef_`` and ``intercept_`` in the units of the original features: the
+        score of ``x`` is ``W . (x / B, a)``."""
         if not self.fit_intercept:
             self.coef_ = W / self.row_norm_bound
             self.intercept_ = np.zeros(W.shape[0])
             return
-        a = float(self.intercept_scaling)
-        s = math.hypot(1.0, a)
-        self.coef_ = W[:, :d] / (self.row_norm_bound * s)
-        self.intercept_ = W[:, d] * a / s
+        self.coef_ = W[:, :d] / self.row_norm_bound
+        self.intercept_ = W[:, d] * float(self.intercept_scaling)
 
     def fit(self, X: Any, y: Any, budget_filter: Any = None) -> PrivateLinearClassifier:
         """Fit privately; afterwards ``classes_``, ``guarantee_``, ``ledger_``, ``plan_``,

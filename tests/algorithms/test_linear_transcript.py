@@ -5,7 +5,6 @@ probes, warnings, exceptions) is the same, or differs only through accounted noi
 that queries are checked strictly. The estimators are REPLACE_ONE, so n is public and the
 add-remove channel does not apply to them."""
 
-import math
 import warnings
 
 import numpy as np
@@ -102,11 +101,12 @@ def test_a_foreign_label_is_the_zero_augmented_row_which_moves_no_gradient(loss)
 
     neutral, kept = model().fit(X, labels), model().fit(X, y)
     keep = np.arange(n) != 3
-    Z = np.hstack([X[keep], np.ones((n - 1, 1))]) / math.sqrt(2.0)
+    rows = np.hstack([X[keep], np.ones((n - 1, 1))])  # (x / B, a), clipped onto the ball
+    Z = rows / np.maximum(np.linalg.norm(rows, axis=1), 1.0)[:, None]
     w = solve_erm(Z, np.where(y[keep] == 1, 1.0, -1.0), MarginLoss(loss), lam * n / (n - 1),
                   tol=1e-12)
     probes = np.array([[0.5, 0.1], [-0.3, 0.4], [0.2, -0.7]])
-    expected = np.hstack([probes, np.ones((3, 1))]) / math.sqrt(2.0) @ w
+    expected = np.hstack([probes, np.ones((3, 1))]) @ w
     np.testing.assert_allclose(neutral.decision_function(probes), expected, atol=1e-5)
     assert np.abs(kept.decision_function(probes) - expected).max() > 1e-3
 

@@ -29,16 +29,16 @@ def fast_candidate():
 @pytest.mark.slow
 def test_grid_of_eight_settings_reports_one_total():
     """Selection over 8 settings at epsilon 3: privkit's accountant certifies exactly 3
-    (Liu-Talwar 2019 Thm 3.1 for 1-DP candidates), whatever the number of runs; it
+    (Papernot-Steinke 2022 Thm 2 for 1.5-DP candidates, eta = 0), whatever the number
+    of runs; it
     composes with another spend in a filter; the winner is one of the grid's settings."""
     X, y = data()
     search = PrivateGridSearch(ObjectivePerturbationClassifier(), GRID, epsilon=3.0,
                                classes=[0, 1], random_state=0).fit(X, y)
     assert search.guarantee_ == PureDP(epsilon=3.0)
     assert tightest(search.plan_, delta=0.0).epsilon == pytest.approx(3.0)
-    assert search.n_runs_ >= 1
     assert search.best_params_ in list(__import__("sklearn").model_selection.ParameterGrid(GRID))
-    assert search.best_estimator_.epsilon == pytest.approx(1.0)
+    assert search.best_estimator_.epsilon == pytest.approx(0.9 * 1.5)  # (3 / 2), 10% scores
     assert search.score(X, y) > 0.6
     budget = BudgetFilter(epsilon=5.0)
     PrivateGridSearch(ObjectivePerturbationClassifier(), GRID, epsilon=3.0, classes=[0, 1],
@@ -92,7 +92,7 @@ def test_rows_and_labels_of_different_lengths_are_refused():
 def test_declared_classes_reach_every_candidate_and_a_foreign_label_is_neutral():
     """With classes declared, the chosen candidate's classes_ is that set (not the data's),
     and a record with a label outside it fits without error; the transcript (noisy score,
-    model, runs) does not depend on which outside label it holds (same seed)."""
+    model) does not depend on which outside label it holds (same seed)."""
     X, y = data(n=200)
     fits = []
     for foreign in (5, 9):
@@ -104,7 +104,6 @@ def test_declared_classes_reach_every_candidate_and_a_foreign_label_is_neutral()
     np.testing.assert_array_equal(first.classes_, [0, 1, 2])
     np.testing.assert_array_equal(first.best_estimator_.classes_, [0, 1, 2])
     assert first.best_score_ == second.best_score_
-    assert first.n_runs_ == second.n_runs_
     np.testing.assert_array_equal(first.best_estimator_.coef_, second.best_estimator_.coef_)
 
 
@@ -117,12 +116,11 @@ def test_private_label_set_is_released_once_for_the_whole_search():
     y = (X[:, 0] > 0).astype(int)  # about 300 each, far above the threshold (about 59)
     budget = BudgetFilter(epsilon=5.0, delta=1e-4)
     search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=4.0, delta=1e-5,
-                               stop_probability=0.2, random_state=1)
+                               expected_runs=5.0, random_state=1)
     search.fit(X, y, budget_filter=budget)
     histograms = [e for e in search.ledger_.entries if isinstance(e.block,
                                                                   StabilityHistogram)]
     assert len(histograms) == 1
-    assert search.n_runs_ >= 2
     np.testing.assert_array_equal(search.classes_, [0, 1])
     np.testing.assert_array_equal(search.best_estimator_.classes_, [0, 1])
     assert isinstance(search.plan_.steps[0], StabilityHistogram)
@@ -150,17 +148,16 @@ def test_no_label_released_gives_a_model_free_fit_with_a_clear_predict_error():
                                random_state=0).fit(X, np.arange(50))
     assert search.classes_.size == 0
     assert search.best_estimator_ is None
-    assert search.n_runs_ == 0
     assert search.guarantee_.epsilon == pytest.approx(0.1)
-    with pytest.raises(NotFittedError, match="kept no label"):
+    with pytest.raises(NotFittedError, match="kept 0 label"):
         search.predict(X[:2])
 
 
-def test_a_non_finite_validation_row_counts_as_misclassified_without_error():
-    """A row with a NaN in the validation part would make the candidate's strict query
-    check raise on private data; it counts as a wrong prediction instead, silently."""
+def test_a_non_finite_row_counts_as_misclassified_in_the_score_without_error():
+    """A row with a NaN would make the candidate's strict query check raise on private
+    data when it is scored; it counts as a wrong prediction instead, silently."""
     X, y = data(n=200)
-    X[:40, 1] = np.nan  # many rows, so some land in the validation quarter
+    X[:40, 1] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=3.0, classes=[0, 1],
@@ -176,4 +173,96 @@ def test_a_candidate_that_is_not_pure_is_refused_before_the_data():
 
     with pytest.raises(InvalidParameterError, match="`estimator` must be a privkit"):
         PrivateGridSearch(LogisticRegression(), {"C": [1.0]}, classes=[0, 1]).fit(
+            object(), None)
+
+
+# -- issue 27: Papernot-Steinke runs, pipelines, probabilities, nothing of K published ------
+
+
+def pipeline_candidate(first=None):
+    from sklearn.pipeline import make_pipeline
+
+    from privkit.algorithms.preprocessing import PublicRangeScaler
+
+    return make_pipeline(first if first is not None else PublicRangeScaler(-1.0, 1.0),
+                         fast_candidate())
+
+
+def test_a_pipeline_is_a_candidate_with_step_parameters():
+    """A Pipeline ending in a privkit classifier: the grid names step__param, the search
+    sets the classifier's epsilon (the rest over 2 + eta, 10% of it for the score) and
+    classes; predict_proba and decision_function delegate to the chosen pipeline."""
+    X, y = data(n=300)
+    search = PrivateGridSearch(pipeline_candidate(),
+                               {"outputperturbationclassifier__regularization": [0.1, 1.0]},
+                               epsilon=2.0, classes=[0, 1], shape=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search.fit(X, y)
+    final = search.best_estimator_[-1]
+    assert final.epsilon == pytest.approx(0.9 * 2.0 / 2.5)
+    np.testing.assert_array_equal(final.classes_, [0, 1])
+    assert search.guarantee_ == PureDP(epsilon=2.0)
+    proba = search.predict_proba(X[:5])
+    np.testing.assert_allclose(proba, search.best_estimator_.predict_proba(X[:5]))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(search.decision_function(X[:5]),
+                               search.best_estimator_.decision_function(X[:5]))
+
+
+def test_grid_over_the_final_steps_budget_is_refused():
+    """clf__epsilon is set by the search like epsilon: a grid over it is refused."""
+    X, y = data()
+    with pytest.raises(InvalidParameterError, match="a grid without"):
+        PrivateGridSearch(pipeline_candidate(),
+                          {"outputperturbationclassifier__epsilon": [1.0]},
+                          classes=[0, 1]).fit(X, y)
+
+
+def test_a_data_fitted_step_in_a_candidate_warns_once_before_any_draw():
+    """A StandardScaler in the candidate pipeline: one PrivacyLeakWarning from the
+    pipeline's structure, however many runs; the candidates' own warnings are withheld
+    (their count would tell the number of runs)."""
+    from sklearn.preprocessing import StandardScaler
+
+    from privkit.errors import PrivacyLeakWarning
+
+    X, y = data(n=200)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateGridSearch(pipeline_candidate(StandardScaler()),
+                          {"outputperturbationclassifier__regularization": [0.1, 1.0]},
+                          epsilon=2.0, classes=[0, 1], expected_runs=6.0,
+                          random_state=0).fit(X, y)
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1
+    assert "'standardscaler' (StandardScaler)" in str(leaks[0].message)
+    assert len(caught) == 1
+
+
+def test_the_number_of_runs_is_not_published():
+    """Whatever K is drawn, the transcript holds the best run only: no n_runs_, the
+    search's ledger and a ledger the caller holds record the selection as one block
+    (matching plan_), never a candidate's release."""
+    from privkit.ledger import Ledger
+
+    X, y = data(n=200)
+    for seed in range(3):
+        with Ledger() as outer:
+            search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=2.0,
+                                       classes=[0, 1], expected_runs=8.0,
+                                       random_state=seed).fit(X, y)
+        assert not hasattr(search, "n_runs_")
+        assert search.ledger_.compare(search.plan_).matches
+        assert len(search.ledger_.entries) == 1
+        assert [e.block for e in outer.entries] == [search.plan_]
+
+
+def test_expected_runs_and_shape_are_checked_before_the_data():
+    """expected_runs must be > 1 and shape > -1, refused by name before X is read."""
+    with pytest.raises(InvalidParameterError, match="`expected_runs` must be a number > 1"):
+        PrivateGridSearch(fast_candidate(), SMALL, classes=[0, 1],
+                          expected_runs=1.0).fit(object(), None)
+    with pytest.raises(InvalidParameterError, match="`shape` must be a finite number > -1"):
+        PrivateGridSearch(fast_candidate(), SMALL, classes=[0, 1], shape=-1.0).fit(
             object(), None)
