@@ -44,6 +44,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
+from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -376,6 +377,11 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         tags.input_tags.sparse = True
+        # The search is a classifier whenever its candidates are (scikit-learn's own
+        # searches delegate the same way): checks and meta-estimators read these tags.
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
         return tags
 
     @classmethod
