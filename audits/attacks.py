@@ -17,7 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
-from privkit.audits.distinguishers import MISSING, Distinguisher, Events, choose, is_missing
+from privkit.audits.distinguishers import MISSING, Distinguisher, choose, is_missing
+from privkit.audits.events import Events
 from privkit.audits.lower_bounds import epsilon_lower_bound, gdp_mu_lower_bound
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.result import AuditResult
@@ -315,10 +316,13 @@ def audit(
     Jagielski, Ullman, Oprea 2020, Algorithm 2, with the rejection set chosen on a
     separate split so no multiple-testing correction is needed beyond the two proportions.
 
-    For floating-point outputs on a pair of query answers, the default distinguisher
-    includes :class:`~privkit.audits.Reachability` (Mironov 2012): a system that adds
-    plain ``numpy`` noise to the answer leaks it through its low-order bits and is
-    reported as a violation, whatever its scale. To test only the noise's scale of such
+    For floating-point outputs the default distinguisher includes
+    :class:`~privkit.audits.Reachability` (Mironov 2012): a system that adds plain
+    ``numpy`` noise to the answer leaks it through its low-order bits and is reported as
+    a violation, whatever its scale. On a pair of query answers it tests which outputs
+    each answer can reach; on a pair of datasets (or any inputs that are not answers of
+    the outputs' shape) it tests the outputs' own cells (sign, binade, lowest set bit,
+    :class:`~privkit.audits.Granularity`), which need no answer. To test only the noise's scale of such
     a simulation, pass ``distinguisher=Threshold()`` (or snap the outputs to a grid);
     privkit's own ``release`` passes.
     """
