@@ -144,3 +144,96 @@ def test_objective_perturbation_correct_reaches_its_exact_epsilon():
     assert result.verdict != "violation"
     assert 0.9 * case.true_epsilon <= result.lower_bound <= case.true_epsilon, (
         str(result), case.true_epsilon)
+
+
+# -- exact confidence of the procedures -----------------------------------------------------
+
+def _recording_audit(monkeypatch):
+    """Replace ``attacks.audit`` by a wrapper that records each call's keyword arguments."""
+    from privkit.audits import attacks
+
+    calls = []
+    real = attacks.audit
+
+    def recording(system, pair, **kwargs):
+        calls.append(kwargs)
+        return real(system, pair, **kwargs)
+
+    monkeypatch.setattr(attacks, "audit", recording)
+    return calls
+
+
+def test_sequential_audit_splits_its_confidence_by_halves(monkeypatch):
+    """Stage k runs at confidence 1 - (1 - c) / 2^k: the stages' failure probabilities
+    sum to less than 1 - c (union bound), whichever stage stops."""
+    from privkit.audits import sequential_audit
+    from privkit.mechanisms import Laplace
+
+    mech = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
+    pair = NeighbouringPair(first=0.0, second=1.0, relation=A)
+    calls = _recording_audit(monkeypatch)
+    result = sequential_audit(lambda v, r, n: mech.release(v, rng=r, size=n), pair,
+                              epsilon=1.0, first_stage=100, growth=2, max_trials=800,
+                              confidence=0.9, rng=0)
+    alphas = [1.0 - c["confidence"] for c in calls]
+    assert len(calls) == result.stages == 4
+    assert alphas == pytest.approx([0.1 / 2**k for k in range(1, 5)])
+    assert sum(alphas) < 0.1
+    assert [c["trials"] for c in calls] == [100, 200, 400, 800]
+    assert result.confidence == 0.9
+
+
+def test_search_pairs_returns_a_fresh_audit_on_new_draws(monkeypatch):
+    """The screening audits and the final one draw from distinct streams, and the result
+    returned is the final audit (its trials, not the screening's): the choice of pair
+    depends on the screening draws only, so the final bound needs no correction."""
+    from privkit.audits import search_pairs
+
+    pairs = [NeighbouringPair(first=np.zeros(3), second=np.append(np.zeros(3), x),
+                              relation=A) for x in (0.2, 1.0, 0.5)]
+    calls = _recording_audit(monkeypatch)
+
+    def clipped_sum(data, rng, size):
+        return np.round((np.clip(data, 0, 1).sum() + rng.laplace(0, 1, size)) * 2**20) / 2**20
+
+    chosen, result = search_pairs(clipped_sum, pairs, epsilon=1.0, trials=3000,
+                                  screening_trials=1000, rng=5)
+    seeds = [c["rng"] for c in calls]
+    keys = {s.spawn_key for s in seeds}
+    assert len(calls) == 4 and len(keys) == 4  # three screens and one fresh audit
+    assert [c["trials"] for c in calls] == [1000, 1000, 1000, 3000]
+    assert result.trials == 3000
+    assert chosen is pairs[1]
+
+
+def test_best_of_several_distinguishers_pays_a_union_bound():
+    """A list of k distinguishers: every rule is measured on the same fresh draws and the
+    largest bound is reported at level (1 - c) / k per rule. With k copies of one rule
+    the result is that rule's bound at confidence 1 - (1 - c) / k, exactly."""
+    from privkit.audits import Threshold, epsilon_lower_bound
+    from privkit.mechanisms import Laplace
+
+    mech = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
+    pair = NeighbouringPair(first=0.0, second=1.0, relation=A)
+
+    def system(v, r, n):
+        return mech.release(v, rng=r, size=n)
+
+    three = audit(system, pair, epsilon=1.0, trials=5000, rng=9,
+                  distinguisher=[Threshold(), Threshold(), Threshold()])
+    one = audit(system, pair, epsilon=1.0, trials=5000, rng=9, distinguisher=Threshold())
+    assert (three.hits, three.hits_other) == (one.hits, one.hits_other)
+    expected = float(epsilon_lower_bound(one.hits, 5000, one.hits_other, 5000, delta=0.0,
+                                         confidence=1 - 0.05 / 3))
+    assert three.lower_bound == pytest.approx(expected)
+    assert three.lower_bound < one.lower_bound
+    assert three.distinguisher.startswith("best of 3 by union bound")
+
+
+@pytest.mark.parametrize("bad", [[], [1], "threshold"])
+def test_a_bad_distinguisher_list_is_refused(bad):
+    from privkit import InvalidParameterError
+
+    pair = NeighbouringPair(first=0.0, second=1.0, relation=A)
+    with pytest.raises(InvalidParameterError, match="`distinguisher` must be"):
+        audit(naive_sum_laplace, pair, epsilon=1.0, trials=100, distinguisher=bad)
