@@ -44,8 +44,8 @@ def safe(data, rng, size):
 
 
 def floats() -> list[str]:
-    rows = ["| pair (sums) | seed | naive: bound, verdict | safe release: bound, verdict | "
-            "naive rule |", "|---|---|---|---|---|"]
+    rows = [("| pair (sums) | seed | naive: bound, verdict | safe release: bound, verdict | "
+            "naive rule |"), "|---|---|---|---|---|"]
     for first in (np.array([0.5, 0.25, 0.25]), np.zeros(4), np.array([3.0, 4.0, 2.0])):
         pair = NeighbouringPair(first=first, second=np.append(first, 1.0), relation=A)
         for seed in range(3):
@@ -95,17 +95,17 @@ def main() -> None:
                             text=True, check=False, cwd=ROOT).stdout.strip()
     text = "\n".join([
         "# What the default audit() finds (issue 23)", "",
-        f"`OMP_NUM_THREADS=1 python benchmarks/default_auditor.py` on commit {commit}; "
-        "claims as stated, confidence 95%, every audit with the default distinguisher.", "",
+        (f"`OMP_NUM_THREADS=1 python benchmarks/default_auditor.py` on commit {commit}; "
+        "claims as stated, confidence 95%, every audit with the default distinguisher."), "",
         "## Naive float Laplace (claim 0.1), datasets as the pair, 10^5 draws per side", "",
         *floats(), "",
         "## Sparse vector releasing its noisy value, 10^6 draws per side", "",
         *sparse_vector(), "",
         "## Objective perturbation on one feature, black box on w (claim 1)", "",
         *objective(), "",
-        f"Wall clock {time.perf_counter() - start:.0f} s; load average before "
+        (f"Wall clock {time.perf_counter() - start:.0f} s; load average before "
         f"{', '.join(f'{x:.2f}' for x in load)}, after "
-        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} (2 shared cores).", "",
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} (2 shared cores)."), "",
     ])
     out = ROOT / "benchmarks" / "results" / "default_auditor.md"
     out.write_text(text, encoding="utf-8")

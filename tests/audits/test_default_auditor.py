@@ -200,7 +200,8 @@ def test_search_pairs_returns_a_fresh_audit_on_new_draws(monkeypatch):
                                   screening_trials=1000, rng=5)
     seeds = [c["rng"] for c in calls]
     keys = {s.spawn_key for s in seeds}
-    assert len(calls) == 4 and len(keys) == 4  # three screens and one fresh audit
+    assert len(calls) == 4  # three screens and one fresh audit
+    assert len(keys) == 4
     assert [c["trials"] for c in calls] == [1000, 1000, 1000, 3000]
     assert result.trials == 3000
     assert chosen is pairs[1]
