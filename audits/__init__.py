@@ -7,7 +7,8 @@ only when that lower bound exceeds it.
 
 Outputs may be numbers or vectors; NaN, infinities and missing outputs (``None``) are
 events like any other, and floating-point outputs are also tested for the low-order-bit
-leak of Mironov 2012 (:class:`Reachability`). :func:`sequential_audit` stops early when a
+leak of Mironov 2012 (:class:`Reachability`, and :class:`Granularity` when the pair
+holds datasets). :func:`sequential_audit` stops early when a
 violation is certain, with the confidence split over its stages.
 
 :func:`audit_estimator` audits an estimator end to end on its whole transcript (every
@@ -27,15 +28,14 @@ from privkit.audits.distinguishers import (
     Bands,
     Best,
     Distinguisher,
-    Events,
     Histogram,
-    Patterns,
-    Projection,
-    Reachability,
     Rule,
     Threshold,
     choose,
 )
+from privkit.audits.events import Events
+from privkit.audits.floating import Granularity, Reachability
+from privkit.audits.levels import LevelSets
 from privkit.audits.lower_bounds import clopper_pearson, epsilon_lower_bound, gdp_mu_lower_bound
 from privkit.audits.pairs import NeighbouringPair, canary_pairs, extreme_pairs, random_pairs
 from privkit.audits.result import AuditResult, report
@@ -47,6 +47,7 @@ from privkit.audits.transcript import (
     audit_estimator,
     record_transcript,
 )
+from privkit.audits.vectors import Patterns, Projection
 
 __all__ = [
     "AuditResult",
@@ -54,7 +55,9 @@ __all__ = [
     "Best",
     "Distinguisher",
     "Events",
+    "Granularity",
     "Histogram",
+    "LevelSets",
     "NeighbouringPair",
     "Patterns",
     "Projection",

@@ -17,7 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
-from privkit.audits.distinguishers import MISSING, Distinguisher, Events, choose, is_missing
+from privkit.audits.distinguishers import MISSING, Distinguisher, choose, is_missing
+from privkit.audits.events import Events
 from privkit.audits.lower_bounds import epsilon_lower_bound, gdp_mu_lower_bound
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.result import AuditResult
@@ -207,13 +208,14 @@ class _Stream:
 
 
 def _measure(stream: _Stream, sizes: list[int], select: int, delta: float, confidence: float,
-             distinguisher: Distinguisher | None, pair: NeighbouringPair, trials: int
-             ) -> tuple[Any, str, list[int]]:
-    """Choose the rule on each side's first ``select`` draws, then count how many of the
-    remaining ``trials`` draws of each side it contains, one chunk at a time.
+             candidates: list[Distinguisher | None], pair: NeighbouringPair, trials: int
+             ) -> tuple[list[Any], list[str], list[list[int]]]:
+    """Choose each candidate's rule on each side's first ``select`` draws, then count how
+    many of the remaining ``trials`` draws of each side every rule contains, one chunk at
+    a time.
 
     The draws, their streams and their split are those of drawing everything at once
-    and slicing (the result does not depend on the chunking), and the rule is fixed
+    and slicing (the result does not depend on the chunking), and the rules are fixed
     before any measured draw is looked at: the validity argument is unchanged.
     """
     ends = np.cumsum(sizes)
@@ -224,18 +226,27 @@ def _measure(stream: _Stream, sizes: list[int], select: int, delta: float, confi
         joined = parts[0] if len(parts) == 1 else np.concatenate(parts)
         selection.append(joined[:select])
         rest.append(joined[select:])
-    chooser = Events(distinguisher or choose(selection[0])).bind(pair)
-    chooser = chooser.for_trials(trials)
-    rule = chooser.fit(selection[0], selection[1], delta=delta, confidence=confidence)
+    rules, names = [], []
+    for candidate in candidates:
+        chooser = Events(candidate or choose(selection[0])).bind(pair).for_trials(trials)
+        rules.append(chooser.fit(selection[0], selection[1], delta=delta,
+                                 confidence=confidence))
+        names.append(chooser.name)
     del selection
-    hits = [0, 0]
+    hits = [[0, 0] for _ in rules]
+
+    def count(side: int, part: NDArray[Any]) -> None:
+        for k, rule in enumerate(rules):
+            hits[k][side] += int(np.sum(rule.contains(part)))
+
     for side in (0, 1):
-        hits[side] += int(np.sum(rule.contains(rest[side]))) if len(rest[side]) else 0
+        if len(rest[side]):
+            count(side, rest[side])
         rest[side] = rest[side][:0]
         for i in range(last + 1, len(sizes)):
-            hits[side] += int(np.sum(rule.contains(stream.chunk(side, i))))
+            count(side, stream.chunk(side, i))
     stream.check_present()
-    return rule, chooser.name, hits
+    return rules, names, hits
 
 
 def _progress_bar(total: int) -> Any:
@@ -254,7 +265,7 @@ def audit(
     confidence: float = 0.95,
     selection_fraction: float = 0.2,
     selection_trials: int | None = None,
-    distinguisher: Distinguisher | None = None,
+    distinguisher: Distinguisher | list[Distinguisher] | None = None,
     batched: bool = True,
     rng: RNGLike | list[int] = None,
     executor: Executor | None = None,
@@ -289,9 +300,14 @@ def audit(
         best *at the measured size*, :meth:`~privkit.audits.Distinguisher.for_trials`).
     confidence : float
         The probability that the reported lower bound is valid.
-    distinguisher : Distinguisher, optional
+    distinguisher : Distinguisher or list of them, optional
         Default: chosen from the outputs' type (:func:`~privkit.audits.distinguishers.choose`).
-        Either way it is wrapped so that non-finite and missing outputs are events.
+        Either way it is wrapped so that non-finite and missing outputs are events. A list
+        of k distinguishers: each chooses its rule on the selection draws, every rule is
+        measured on the same fresh draws, and the largest bound is reported with a
+        Bonferroni correction over the k rules (each bound at level
+        ``(1 - confidence) / k``), so the best of several costs a factor k in the
+        confidence level and nothing in validity.
     rng : seed, list of seeds, SeedSequence or Generator
         The root of every draw: chunks get independent child streams, so the result does
         not depend on ``executor``.
@@ -315,12 +331,15 @@ def audit(
     Jagielski, Ullman, Oprea 2020, Algorithm 2, with the rejection set chosen on a
     separate split so no multiple-testing correction is needed beyond the two proportions.
 
-    For floating-point outputs on a pair of query answers, the default distinguisher
-    includes :class:`~privkit.audits.Reachability` (Mironov 2012): a system that adds
-    plain ``numpy`` noise to the answer leaks it through its low-order bits and is
-    reported as a violation, whatever its scale. To test only the noise's scale of such
-    a simulation, pass ``distinguisher=Threshold()`` (or snap the outputs to a grid);
-    privkit's own ``release`` passes.
+    For floating-point outputs the default distinguisher includes
+    :class:`~privkit.audits.Reachability` (Mironov 2012): a system that adds plain
+    ``numpy`` noise to the answer leaks it through its low-order bits and is reported as
+    a violation, whatever its scale. On a pair of query answers it tests which outputs
+    each answer can reach; on a pair of datasets (or any inputs that are not answers of
+    the outputs' shape) it tests the outputs' own cells (sign, binade, lowest set bit,
+    :class:`~privkit.audits.Granularity`), which need no answer. To test only the
+    noise's scale of such a simulation, pass ``distinguisher=Threshold()`` (or snap the
+    outputs to a grid); privkit's own ``release`` passes.
     """
     owner = "audit"
     eps = check.positive_finite("epsilon", epsilon, owner)
@@ -333,8 +352,15 @@ def audit(
     frac = check.open_unit("selection_fraction", selection_fraction, owner)
     check.instance("pair", pair, NeighbouringPair, owner)
     _check_system(system, batched, owner)
-    if distinguisher is not None:
+    candidates: list[Distinguisher | None] = [None]
+    if isinstance(distinguisher, list | tuple):
+        if not distinguisher or not all(isinstance(d, Distinguisher) for d in distinguisher):
+            raise check.fail("distinguisher", distinguisher, "a Distinguisher or a non-empty "
+                             "list of them", owner)
+        candidates = list(distinguisher)
+    elif distinguisher is not None:
         check.instance("distinguisher", distinguisher, Distinguisher, owner)
+        candidates = [distinguisher]
     root = seed_root(rng, owner)
     if selection_trials is None:
         select = max(_MIN_SELECTION, int(n * frac))
@@ -348,13 +374,19 @@ def audit(
     sizes = [total // chunks + (1 if i < total % chunks else 0) for i in range(chunks)]
     stream = _Stream(system, pair, root, sizes, batched, executor, progress)
     try:
-        rule, chosen_by, (hits_first, hits_second) = _measure(
-            stream, sizes, select, dlt, conf, distinguisher, pair, n)
+        rules, names, counts = _measure(stream, sizes, select, dlt, conf, candidates, pair,
+                                        n)
     finally:
         stream.close()
-    hits, other = (hits_second, hits_first) if rule.swapped else (hits_first, hits_second)
-    bound = float(epsilon_lower_bound(hits, n, other, n, delta=dlt, confidence=conf))
-    mu = gdp_mu_lower_bound(hits, n, other, n, confidence=conf)
+    sets = len(rules)
+    oriented = [(second, first) if rule.swapped else (first, second)
+                for rule, (first, second) in zip(rules, counts, strict=True)]
+    bounds = [float(epsilon_lower_bound(h, n, o, n, delta=dlt, confidence=conf, sets=sets))
+              for h, o in oriented]
+    best = int(np.argmax(bounds))
+    rule, bound, (hits, other) = rules[best], bounds[best], oriented[best]
+    chosen_by = names[best] if sets == 1 else f"best of {sets} by union bound: {names[best]}"
+    mu = gdp_mu_lower_bound(hits, n, other, n, confidence=1.0 - (1.0 - conf) / sets)
     return AuditResult(name=name, claim_epsilon=eps, claim_delta=dlt, lower_bound=bound,
                        confidence=conf, trials=n, hits=hits, hits_other=other,
                        rule=rule.description, distinguisher=chosen_by, gdp_mu_lower=mu,

@@ -7,17 +7,16 @@ statistical validity (Jagielski, Ullman, Oprea 2020, Section 4).
 
 * :class:`Threshold` for scalar outputs: ``S = {x > t}`` or ``{x < t}``;
 * :class:`Bands` for scalar outputs: ``S = {a < x <= b}``;
+* :class:`~privkit.audits.levels.LevelSets` for scalar outputs: a superlevel set of the
+  binned likelihood ratio (tails, intervals, two-sided events);
 * :class:`Histogram` for discrete outputs: ``S`` = the values whose empirical likelihood
   ratio is at least r;
-* :class:`Projection` for vector outputs: a learned linear statistic (Fisher's
-  discriminant on the selection split, in the spirit of DP-Sniper, Bichsel et al. 2021),
-  then a threshold on it;
-* :class:`Patterns` for vector outputs: answer patterns of the coded coordinates and
-  bands of the continuous ones, as histogram cells;
-* :class:`Reachability` for floating-point outputs: ``S`` = the outputs that adding a
-  double to f(D) can produce and adding one to f(D') cannot (Mironov 2012);
-* :class:`Events` around any of them: NaN, infinities and missing outputs (per
-  coordinate) are events, together with the inner rule on the finite rows;
+* :class:`~privkit.audits.vectors.Projection` and :class:`~privkit.audits.vectors.Patterns`
+  for vector outputs;
+* :class:`~privkit.audits.floating.Reachability` and
+  :class:`~privkit.audits.floating.Granularity` for floating-point outputs (Mironov 2012);
+* :class:`~privkit.audits.events.Events` around any of them: NaN, infinities and missing
+  outputs are events;
 * :class:`Best` of several, judged on held-out selection draws.
 
 Each picks, among its candidate sets, the one with the largest Clopper-Pearson lower
@@ -39,8 +38,8 @@ from numpy.typing import NDArray
 
 from privkit.audits.lower_bounds import clopper_pearson, epsilon_lower_bound
 
-__all__ = ["MISSING", "Bands", "Best", "Distinguisher", "Events", "Histogram", "Patterns",
-           "Projection", "Reachability", "Rule", "Threshold", "choose", "is_missing"]
+__all__ = ["MISSING", "Bands", "Best", "Distinguisher", "Histogram", "Rule", "Threshold",
+           "choose", "is_missing"]
 
 #: A NaN with its own payload: the output of a draw that returned ``None`` (missing).
 MISSING = float(np.frombuffer(np.uint64(0x7FF8_0000_DEAD_BEEF).tobytes(), dtype=np.float64)[0])
@@ -273,35 +272,6 @@ class Histogram(Distinguisher):
         return Rule(contains=contains, description=f"x in {{{shown}}}", swapped=swapped)
 
 
-class Projection(Distinguisher):
-    """Vector outputs: project on Fisher's discriminant direction learned on the selection
-    split, then choose a threshold on the projection."""
-
-    name = "projection"
-
-    def __init__(self, trials: int | None = None) -> None:
-        self.trials = trials
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        return _told(self, trials)
-
-    def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
-            confidence: float) -> Rule:
-        a = np.asarray(first, dtype=float).reshape(len(first), -1)
-        b = np.asarray(second, dtype=float).reshape(len(second), -1)
-        covariance = np.cov(np.concatenate([a - a.mean(0), b - b.mean(0)]).T)
-        covariance = np.atleast_2d(covariance) + 1e-12 * np.eye(a.shape[1])
-        w = np.linalg.solve(covariance, b.mean(0) - a.mean(0))
-        inner = Threshold(trials=_trials(self)).fit(a @ w, b @ w, delta=delta,
-                                                    confidence=confidence)
-
-        def contains(x: NDArray[Any], w: NDArray[np.float64] = w) -> NDArray[np.bool_]:
-            return inner.contains(np.asarray(x, dtype=float).reshape(len(x), -1) @ w)
-
-        return Rule(contains=contains, description=f"w.x with {inner.description}",
-                    swapped=inner.swapped)
-
-
 class Best(Distinguisher):
     """Fit each candidate on 3/4 of the selection draws, score it on the held-out 1/4,
     and refit the best on all the selection draws: guards against a flexible
@@ -341,150 +311,6 @@ class Best(Distinguisher):
         return best[1].fit(first, second, delta=delta, confidence=confidence)
 
 
-class Patterns(Distinguisher):
-    """Vector outputs as cells: each coordinate with few integer values (an answer code,
-    an index) is kept as is, each continuous one is cut into ``bins`` bands at quantiles
-    of the selection draws; a draw's cell is its tuple of codes and bands, and S is the
-    union of the cells with the largest likelihood ratio (chosen like
-    :class:`Histogram`'s). It expresses events no threshold or linear projection can,
-    such as "this answer pattern, and the released value in its top band" (a sparse
-    vector that also releases the noisy value of its first positive answer).
-    """
-
-    name = "patterns"
-
-    def __init__(self, bins: int = 8, max_levels: int = 16) -> None:
-        self.bins = bins
-        self.max_levels = max_levels
-
-    def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
-            confidence: float) -> Rule:
-        a = np.asarray(first, dtype=float).reshape(len(first), -1)
-        b = np.asarray(second, dtype=float).reshape(len(second), -1)
-        pooled = np.concatenate([a, b])
-        edges: list[NDArray[np.float64] | None] = []
-        for j in range(pooled.shape[1]):
-            column = pooled[:, j]
-            levels = np.unique(column)
-            if levels.size <= self.max_levels and np.all(levels == np.round(levels)):
-                edges.append(None)
-            else:
-                cuts = np.quantile(column, np.linspace(0.0, 1.0, self.bins + 1)[1:-1])
-                edges.append(np.unique(cuts))
-        weights = np.random.default_rng(0x5EED).integers(
-            1, 2**62, size=pooled.shape[1], dtype=np.int64).astype(np.uint64) | np.uint64(1)
-
-        def keys(x: NDArray[Any]) -> NDArray[np.uint64]:
-            rows = np.asarray(x, dtype=float).reshape(len(x), -1)
-            codes = np.empty(rows.shape, dtype=np.int64)
-            for j, cut in enumerate(edges):
-                codes[:, j] = (np.searchsorted(cut, rows[:, j], side="right") if cut is not None
-                               else rows[:, j].astype(np.int64))
-            with np.errstate(over="ignore"):
-                key: NDArray[np.uint64] = (codes.astype(np.uint64) * weights).sum(
-                    axis=1, dtype=np.uint64)
-            return key
-
-        inner = Histogram().fit(keys(a), keys(b), delta=delta, confidence=confidence)
-        banded = sum(e is not None for e in edges)
-
-        def contains(x: NDArray[Any]) -> NDArray[np.bool_]:
-            return _rows(inner.contains(keys(x)), len(x))
-
-        return Rule(contains=contains, swapped=inner.swapped,
-                    description=f"one of the chosen cells ({len(edges) - banded} coded, "
-                    f"{banded} banded coordinates)")
-
-
-def _codes(x: NDArray[Any]) -> NDArray[np.int8]:
-    """Per entry: 0 finite, 1 NaN, 2 +inf, 3 -inf, 4 missing; one row per draw."""
-    a = np.asarray(x)
-    flat = a.reshape(len(a), -1)
-    if flat.dtype.kind != "f":
-        return np.zeros(flat.shape, dtype=np.int8)
-    codes = np.zeros(flat.shape, dtype=np.int8)
-    codes[np.isnan(flat)] = 1
-    codes[flat == np.inf] = 2
-    codes[flat == -np.inf] = 3
-    codes[is_missing(flat)] = 4
-    return codes
-
-
-class Events(Distinguisher):
-    """Non-finite and missing outputs as events, around an ``inner`` distinguisher.
-
-    Each draw gets a label: its pattern of non-finite entries (which coordinates are NaN,
-    +inf, -inf or missing), or, for a finite draw, whether the ``inner`` rule (fitted on
-    the finite draws) contains it. The rejection set is the union of the labels whose
-    likelihood ratio is largest, chosen like :class:`Histogram`'s. A system that returns
-    NaN on one input only is thus a perfect distinguisher, as it should be (privkit's
-    hardening issue: "non-finite and missing outputs are events like any other").
-    Without non-finite draws in the selection split it is the inner rule itself (finite
-    rule; non-finite draws met later are outside S).
-    """
-
-    def __init__(self, inner: Distinguisher) -> None:
-        self.inner: Distinguisher = inner.inner if isinstance(inner, Events) else inner
-        self.name = self.inner.name
-
-    def bind(self, pair: Any) -> Distinguisher:
-        return Events(self.inner.bind(pair))
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        told = copy.copy(self)
-        told.inner = self.inner.for_trials(trials)
-        return told
-
-    def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
-            confidence: float) -> Rule:
-        code_a, code_b = _codes(first), _codes(second)
-        finite_a, finite_b = ~code_a.any(axis=1), ~code_b.any(axis=1)
-        inner: Rule | None = None
-        if finite_a.sum() >= 2 and finite_b.sum() >= 2:
-            inner = self.inner.fit(np.asarray(first)[finite_a], np.asarray(second)[finite_b],
-                                   delta=delta, confidence=confidence)
-        if finite_a.all() and finite_b.all():
-            assert inner is not None
-            return _finite_only(inner)
-        patterns = np.unique(np.concatenate([code_a, code_b])[~np.concatenate(
-            [finite_a, finite_b])], axis=0)
-
-        def labels(x: NDArray[Any]) -> NDArray[np.int64]:
-            codes = _codes(x)
-            finite = ~codes.any(axis=1)
-            out = np.full(len(codes), -1, dtype=np.int64)
-            if inner is not None and finite.any():
-                out[finite] = _rows(inner.contains(np.asarray(x)[finite]), int(finite.sum()))
-            elif finite.any():
-                out[finite] = 0
-            if (~finite).any():
-                match = (codes[~finite][:, None, :] == patterns[None]).all(axis=2)
-                found = match.any(axis=1)
-                out[np.flatnonzero(~finite)[found]] = 2 + np.argmax(match[found], axis=1)
-            return out
-
-        chosen = Histogram().fit(labels(first), labels(second), delta=delta,
-                                 confidence=confidence)
-
-        def contains(x: NDArray[Any]) -> NDArray[np.bool_]:
-            return chosen.contains(labels(x))
-
-        names = {0: "finite, outside the inner rule", 1: "finite, in "
-                 + (inner.description if inner is not None else "-")}
-        every = np.arange(2 + len(patterns))
-        picked = every[np.asarray(chosen.contains(every), dtype=bool)]
-        shown = [names.get(int(v)) or _pattern_text(patterns[int(v) - 2]) for v in picked]
-        return Rule(contains=contains, description="one of: " + "; ".join(shown),
-                    swapped=chosen.swapped)
-
-
-def _pattern_text(codes: NDArray[np.int8]) -> str:
-    words = {1: "NaN", 2: "+inf", 3: "-inf", 4: "missing"}
-    if codes.size == 1:
-        return words[int(codes[0])]
-    return "[" + ", ".join(words.get(int(c), "x") for c in codes) + "]"
-
-
 def _rows(mask: Any, n: int) -> NDArray[np.bool_]:
     """A rule's answer as one bool per draw (elementwise rules on rows of one value)."""
     m: NDArray[np.bool_] = np.asarray(mask, dtype=np.bool_)
@@ -493,107 +319,24 @@ def _rows(mask: Any, n: int) -> NDArray[np.bool_]:
     return m
 
 
-def _finite_only(rule: Rule) -> Rule:
-    def contains(x: NDArray[Any]) -> NDArray[np.bool_]:
-        finite = np.asarray(~np.any(_codes(x), axis=1), dtype=np.bool_)
-        out: NDArray[np.bool_] = np.zeros(finite.shape[0], dtype=np.bool_)
-        if finite.any():
-            out[finite] = _rows(rule.contains(np.asarray(x)[finite]), int(finite.sum()))
-        return out
-
-    return Rule(contains=contains, description=rule.description, swapped=rule.swapped)
-
-
-def reachable(outputs: NDArray[Any], centre: Any) -> NDArray[np.bool_]:
-    """Whether each output row (every coordinate) is ``fl(centre + z)`` for some double
-    ``z``: the test ``fl(fl(y - c) + c) == y``.
-
-    Notes
-    -----
-    Mironov 2012, "On significance of the least significant bits for differential
-    privacy" (CCS): a floating-point sum ``c + z`` reaches only some doubles near ``y``
-    (those whose low-order bits ``c``'s exponent allows), so an output reachable from
-    f(D) and not from f(D') identifies the input. For ``y = fl(c + z)`` the candidate
-    ``z' = fl(y - c)`` reproduces ``y``: exactly by Sterbenz's lemma where ``y`` and ``c``
-    are within a factor 2, and by monotonicity of rounding otherwise; an output for which
-    the candidate fails is (up to that check) not reachable.
-    """
-    y = np.asarray(outputs, dtype=np.float64)
-    c = np.asarray(centre, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        same = ((y - c) + c) == y
-    flat = same.reshape(len(y), -1)
-    result: NDArray[np.bool_] = flat.all(axis=1)
-    return result
-
-
-class Reachability(Distinguisher):
-    """S = the outputs reachable from f(D) by adding a double and not from f(D') (or the
-    reverse): a floating-point distinguisher (Mironov 2012).
-
-    ``first`` and ``second`` are the exact query answers f(D), f(D'); by default they are
-    the pair's inputs (right for a mechanism's audit, where the pair holds query answers).
-    Where they do not broadcast against the outputs, the rule is empty.
-    """
-
-    name = "reachability"
-
-    def __init__(self, first: Any = None, second: Any = None) -> None:
-        self.first, self.second = first, second
-
-    def bind(self, pair: Any) -> Distinguisher:
-        if self.first is not None:
-            return self
-        return Reachability(getattr(pair, "first", None), getattr(pair, "second", None))
-
-    def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
-            confidence: float) -> Rule:
-        try:
-            centres = (np.asarray(self.first, dtype=float), np.asarray(self.second, dtype=float))
-            row = np.asarray(first).shape[1:]
-            np.broadcast_shapes(row, centres[0].shape, centres[1].shape)
-            usable = self.first is not None and np.asarray(first).dtype.kind == "f" and (
-                np.broadcast_shapes(row, centres[0].shape) == row)
-        except (TypeError, ValueError):
-            usable = False
-        if not usable:
-            return Rule(contains=lambda x: np.zeros(len(x), dtype=bool),
-                        description="reachability (inputs are not query answers): empty")
-        c1, c2 = centres
-
-        def event(x: NDArray[Any], own: Any, foreign: Any) -> NDArray[np.bool_]:
-            result: NDArray[np.bool_] = reachable(x, own) & ~reachable(x, foreign)
-            return result
-
-        best: tuple[float, bool] = (-1.0, False)
-        for swapped, (own, foreign) in ((False, (c1, c2)), (True, (c2, c1))):
-            hits = int(event(first, own, foreign).sum())
-            other = int(event(second, own, foreign).sum())
-            favoured, against = (other, hits) if swapped else (hits, other)
-            n_f, n_o = (len(second), len(first)) if swapped else (len(first), len(second))
-            bound = float(epsilon_lower_bound(favoured, n_f, against, n_o, delta=delta,
-                                              confidence=confidence))
-            if bound > best[0]:
-                best = (bound, swapped)
-        swapped = best[1]
-        own, foreign = (c2, c1) if swapped else (c1, c2)
-
-        def contains(x: NDArray[Any]) -> NDArray[np.bool_]:
-            return event(x, own, foreign)
-
-        side, other_side = ("f(D')", "f(D)") if swapped else ("f(D)", "f(D')")
-        return Rule(contains=contains, description=f"reachable from {side}, not from "
-                    f"{other_side}", swapped=swapped)
-
-
 def choose(outputs: NDArray[Any]) -> Distinguisher:
-    """The default distinguisher for these outputs (one row per draw), each the best on
-    held-out selection draws (:class:`Best`) of: a projection and answer patterns with
-    bands for vectors; a threshold and a histogram for integers; a threshold for real
-    numbers (:class:`Bands` is opt-in: in the default, its choice on held-out draws was
-    noisier than the threshold's for (epsilon, delta) audits of Gaussians, whose best sets
-    lie in the far tail); and, for floating-point outputs, the :class:`Reachability` test of their
-    low-order bits."""
+    """The default distinguisher for these outputs (one row per draw): the best on
+    held-out selection draws (:class:`Best`) of
+
+    * vectors: a projection and answer patterns with bands;
+    * integers and booleans: a threshold and a histogram;
+    * real numbers: a threshold (deep in the tails, for (epsilon, delta) audits of
+      Gaussians) and the level sets of the binned likelihood ratio (intervals and
+      two-sided events, :class:`~privkit.audits.levels.LevelSets`);
+    * floating-point outputs, also: the reachability test of their low-order bits, which
+      needs no query answer when the pair holds datasets
+      (:class:`~privkit.audits.floating.Reachability` falls back on
+      :class:`~privkit.audits.floating.Granularity`).
+    """
+    from privkit.audits.floating import Reachability
+    from privkit.audits.levels import LevelSets
+    from privkit.audits.vectors import Patterns, Projection
+
     x = np.asarray(outputs)
     if x.ndim > 1 and x[0].size > 1:
         if x.dtype.kind == "f":
@@ -602,4 +345,18 @@ def choose(outputs: NDArray[Any]) -> Distinguisher:
     flat = x.reshape(len(x))
     if np.issubdtype(flat.dtype, np.integer) or np.issubdtype(flat.dtype, np.bool_):
         return Best(Threshold(), Histogram())
-    return Best(Threshold(), Reachability())
+    return Best(Threshold(), LevelSets(), Reachability())
+
+
+#: Names that moved to their own modules, still importable from here.
+_MOVED = {"Events": "events", "Granularity": "floating", "LevelSets": "levels",
+          "Patterns": "vectors", "Projection": "vectors", "Reachability": "floating",
+          "reachable": "floating"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import importlib
+
+        return getattr(importlib.import_module(f"privkit.audits.{_MOVED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,12 +4,18 @@ Examples
 --------
 A user testing their own mechanism with pytest::
 
+    import numpy as np
     from hypothesis import given
     from privkit import Neighbouring
     from privkit.audits.strategies import assert_dp, neighbouring_pairs
+    from privkit.mechanisms import Laplace
+
+    LAPLACE = Laplace.for_epsilon(1.0, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
 
     def noisy_sum(data, rng, size):            # claims 1-DP for records in [0, 1]
-        return data.sum() + rng.laplace(0.0, 1.0, size)
+        total = float(np.clip(data, 0.0, 1.0).sum())
+        return LAPLACE.release(total, rng=rng, size=size)  # not data.sum() + rng.laplace:
+        # plain floating-point noise leaks the sum through its low-order bits (Mironov 2012)
 
     @given(neighbouring_pairs(Neighbouring.ADD_REMOVE, record_low=0.0, record_high=1.0))
     def test_noisy_sum_is_private(pair):

@@ -226,7 +226,7 @@ def test_reachability_test_itself():
     assert not reachable(np.array([2.0**-60]), 1.0)[0]
     assert reachable(np.array([2.0**-60]), 0.0)[0]
     unbound = Reachability().fit(np.zeros(10), np.ones(10), delta=0.0, confidence=0.95)
-    assert not unbound.contains(np.zeros(3)).any()
+    assert "not query answers" in unbound.description  # issue 23: never a silent empty rule
 
 
 # -- sequential testing ----------------------------------------------------------------------
@@ -487,12 +487,16 @@ def _centre_or_sides(value, rng, size):
 def test_bands_find_the_centre_a_threshold_cannot():
     """With 200,000 draws the band certifies more than any threshold can reach (1.31);
     bound valid with probability 95%, and the band's lead is a power check for the fixed
-    seed. Bands are opt-in (``Best(Threshold(), Bands())``)."""
+    seed. The default finds the centre too (its level sets, issue 23); a threshold alone
+    cannot."""
     from privkit.audits import Bands, Best, Threshold
 
     banded = audit(_centre_or_sides, PAIR, epsilon=1.0, trials=200_000, rng=13,
                    distinguisher=Best(Threshold(), Bands()))
-    thresholded = audit(_centre_or_sides, PAIR, epsilon=1.0, trials=200_000, rng=13)
+    thresholded = audit(_centre_or_sides, PAIR, epsilon=1.0, trials=200_000, rng=13,
+                        distinguisher=Threshold())
+    default = audit(_centre_or_sides, PAIR, epsilon=1.0, trials=200_000, rng=13)
     assert thresholded.lower_bound <= math.log(math.e**2 / 2)
     assert banded.lower_bound > 1.5
+    assert default.lower_bound > 1.5
     assert "< x <=" in banded.rule
