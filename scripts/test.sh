@@ -11,7 +11,7 @@ VENV="$PWD/.venv/bin"
 # tests/docs/test_site.py opens this build in a browser instead of building it again.
 PRIVKIT_SITE_DIR="$(mktemp -d)"
 export PRIVKIT_SITE_DIR
-"$VENV/mkdocs" build --strict --quiet --site-dir "$PRIVKIT_SITE_DIR"
+NO_MKDOCS_2_WARNING=1 "$VENV/mkdocs" build --strict --quiet --site-dir "$PRIVKIT_SITE_DIR"
 log="$(mktemp)"
 set +e
 "$VENV/pytest" -n 2 tests "$@" \
