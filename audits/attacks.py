@@ -10,6 +10,7 @@ import math
 import pickle
 from collections.abc import Callable
 from concurrent.futures import Executor
+from contextlib import ExitStack
 from typing import Any
 
 import attrs
@@ -17,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit import _validation as check
+from privkit._progress import progress as progress_bar
 from privkit.audits.distinguishers import MISSING, Distinguisher, choose, is_missing
 from privkit.audits.events import Events
 from privkit.audits.lower_bounds import epsilon_lower_bound, gdp_mu_lower_bound
@@ -160,10 +162,12 @@ class _Stream:
 
     def __init__(self, system: Callable[..., Any], pair: NeighbouringPair,
                  root: np.random.SeedSequence, sizes: list[int], batched: bool,
-                 executor: Executor | None, progress: bool) -> None:
+                 executor: Executor | None, progress: bool | None) -> None:
         self.system, self.batched, self.executor = system, batched, executor
         self.jobs = _jobs(pair, root, sizes)
-        self.bar = _progress_bar(2 * len(sizes)) if progress else None
+        self.bars = ExitStack()
+        self.bar = self.bars.enter_context(progress_bar(2 * len(sizes), "audit draws",
+                                                        unit="chunk", enabled=progress))
         self.futures: list[list[Any]] | None = None
         if executor is not None:
             self.futures = [[executor.submit(draw, system, *job, batched) for job in side]
@@ -193,13 +197,11 @@ class _Stream:
                              "shape on both inputs", "audit",
                              f"got row shapes {sorted({self.shape, part.shape[1:]})}")
         self.present = self.present or not bool(np.all(is_missing(part)))
-        if self.bar is not None:
-            self.bar.update(1)
+        self.bar.update(1)
         return part
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bars.close()
 
     def check_present(self) -> None:
         if not self.present:
@@ -249,12 +251,6 @@ def _measure(stream: _Stream, sizes: list[int], select: int, delta: float, confi
     return rules, names, hits
 
 
-def _progress_bar(total: int) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="chunk", desc="audit draws", leave=False)
-
-
 def audit(
     system: Callable[..., Any],
     pair: NeighbouringPair,
@@ -269,7 +265,7 @@ def audit(
     batched: bool = True,
     rng: RNGLike | list[int] = None,
     executor: Executor | None = None,
-    progress: bool = False,
+    progress: bool | None = False,
     name: str = "audit",
     threat_model: str = "",
 ) -> AuditResult:
@@ -316,8 +312,10 @@ def audit(
         ``ProcessPoolExecutor`` for slow mechanisms, or a ``dask.distributed.Client`` for
         a cluster. The system must then be picklable: a module-level function (or a
         ``functools.partial`` of one), not a lambda or a closure.
-    progress : bool, default False
-        Show a progress bar (tqdm) over the chunks of draws.
+    progress : bool or None, default False
+        Show a progress bar (tqdm, on stderr) over the chunks of draws: ``True`` always
+        (when tqdm is installed), ``None`` only when stderr is a terminal, ``False``
+        never (:mod:`privkit._progress`).
     threat_model : str
         What the adversary is assumed to see (printed with the result).
 
@@ -419,8 +417,9 @@ def sequential_audit(
     say how many stages ran and what the last one drew; earlier stages drew
     ``sum(first_stage * growth^j)`` more.
 
-    Other keyword arguments (``executor``, ``batched``, ``distinguisher``, ...) go to
-    :func:`audit`.
+    Other keyword arguments (``executor``, ``batched``, ``distinguisher``, ``progress``,
+    ...) go to :func:`audit`; with ``progress``, a bar over the stages (their number up
+    to ``max_trials`` is fixed by the parameters) sits above each stage's bar of draws.
     """
     owner = "sequential_audit"
     size = check.positive_int("first_stage", first_stage, owner)
@@ -432,18 +431,24 @@ def sequential_audit(
     cap = check.positive_int("max_trials", max_trials, owner)
     conf = check.open_unit("confidence", confidence, owner)
     root = seed_root(rng, owner)
+    stages = 1
+    while size * grow ** (stages - 1) < cap:
+        stages += 1
     stage = 0
     used = 0
-    while True:
-        stage += 1
-        n = min(size * grow ** (stage - 1), cap)
-        alpha = (1.0 - conf) / 2.0**stage
-        result = audit(system, pair, epsilon=epsilon, delta=delta, trials=n,
-                       confidence=1.0 - alpha, rng=root.spawn(1)[0], name=name, **kwargs)
-        used += result.draws_per_side
-        if result.verdict == "violation" or n >= cap:
-            return attrs.evolve(result, stages=stage, confidence=conf,
-                                selection_trials=used - result.trials)
+    with progress_bar(stages, "audit stages", unit="stage",
+                      enabled=kwargs.get("progress", False)) as bar:
+        while True:
+            stage += 1
+            n = min(size * grow ** (stage - 1), cap)
+            alpha = (1.0 - conf) / 2.0**stage
+            result = audit(system, pair, epsilon=epsilon, delta=delta, trials=n,
+                           confidence=1.0 - alpha, rng=root.spawn(1)[0], name=name, **kwargs)
+            used += result.draws_per_side
+            bar.update(1)
+            if result.verdict == "violation" or n >= cap:
+                return attrs.evolve(result, stages=stage, confidence=conf,
+                                    selection_trials=used - result.trials)
 
 
 def search_pairs(

@@ -85,7 +85,7 @@ class AuditCase:
 
 def run_case(case: AuditCase, *, name: str, trials: int | None = None,
              confidence: float = 0.95, rng: Any = None, sequential: bool = False,
-             progress: bool = False) -> AuditResult:
+             progress: bool | None = False) -> AuditResult:
     """Audit ``case`` as ``privkit audit`` does and return the :class:`AuditResult` with
     the case's ceiling and threat model.
 
@@ -94,7 +94,8 @@ def run_case(case: AuditCase, *, name: str, trials: int | None = None,
     ``selection_trials`` apply when its ``measure_trials`` is used. ``sequential`` runs
     :func:`~privkit.audits.sequential_audit` (stages of 2,000 x 4^k draws up to
     ``trials``, default :data:`DEFAULT_TRIALS`: it stops early on a violation, and its
-    stages choose their sets on 20% of their draws).
+    stages choose their sets on 20% of their draws). ``progress`` is
+    :func:`~privkit.audits.audit`'s (``None``: bars only on a terminal).
     """
     from privkit.audits.attacks import audit, sequential_audit
 

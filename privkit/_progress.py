@@ -30,6 +30,10 @@ class _Silent:
         return None
 
 
+#: How many bars are open in this process (lines printed meanwhile go through tqdm).
+_open = 0
+
+
 def wanted(enabled: bool | None = None) -> bool:
     """Whether to draw a bar: ``enabled`` when given, else iff stderr is a terminal and
     tqdm is installed."""
@@ -53,9 +57,23 @@ def progress(total: int | None, desc: str, *, unit: str = "it",
         return
     from tqdm import tqdm
 
+    global _open
     bar = tqdm(total=total, desc=desc, unit=unit, leave=False, file=sys.stderr,
                dynamic_ncols=True)
+    _open += 1
     try:
         yield bar
     finally:
+        _open -= 1
         bar.close()
+
+
+def note(line: str) -> None:
+    """Print ``line`` to stderr above any open bar (a plain ``print`` would tear it)."""
+    if _open:
+        from tqdm import tqdm
+
+        tqdm.write(line, file=sys.stderr)
+        sys.stderr.flush()
+    else:
+        print(line, file=sys.stderr, flush=True)

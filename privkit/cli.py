@@ -52,7 +52,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "(attributes, predictions, warnings, exceptions) on each channel pair of its "
         "transcript case (rows named transcript:ESTIMATOR). A claim is violated only when "
         "the lower bound exceeds it. Exit code 1 if a claim is violated, 2 on bad options "
-        "or when a named case cannot run (a missing optional dependency).")
+        "or when a named case cannot run (a missing optional dependency); on Ctrl-C the "
+        "rows already finished are printed and the exit code is 130.")
     audit.add_argument("names", nargs="*", metavar="NAME",
                        help="cases to audit (default: all registered), e.g. laplace or "
                        "transcript:PrivateSVDD")
@@ -76,7 +77,11 @@ def _build_parser() -> argparse.ArgumentParser:
                        "stages, so the verdict holds at --confidence); the table shows the "
                        "draws used")
     audit.add_argument("--report", metavar="PATH",
-                       help="also write the table as markdown to PATH")
+                       help="also write the table as markdown to PATH (a regular file; "
+                       "a FIFO, directory or device is refused before any draw)")
+    audit.add_argument("--quiet", action="store_true",
+                       help="draw no progress bars (bars are drawn on stderr only when it "
+                       "is a terminal; the per-row lines and the table are printed anyway)")
     audit.add_argument("--transcript-fits", type=int, default=None, metavar="N",
                        help="measured fits per side of each channel in the transcript rows "
                        "(at least 10; default 20, with 10 more that choose the rejection "
@@ -192,18 +197,37 @@ def _check_audit_args(args: argparse.Namespace) -> None:
         raise check.fail("--transcript-fits", args.transcript_fits, f"an integer >= "
                          f"{MIN_TRIALS} (fits per side)", owner)
     if args.report:
-        from pathlib import Path
+        _check_report_path(args.report, owner)
 
-        path = Path(args.report)
-        existed = path.exists()
-        try:
-            with path.open("a", encoding="utf-8"):
-                pass
-        except OSError as exc:
-            raise check.fail("--report", args.report, "a writable file path", owner,
-                             str(exc)) from exc
-        if not existed:
-            path.unlink()
+
+def _check_report_path(report: str, owner: str) -> None:
+    """Refuse a --report path that is not a writable regular file (or a new one in a
+    writable folder). Opening is non-blocking: a FIFO with no reader would otherwise
+    hold the run forever, before or after its draws."""
+    import os
+    import stat
+
+    from privkit import _validation as check
+
+    try:
+        mode: int | None = os.stat(report).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise check.fail("--report", report, "a writable file path", owner, str(exc)) from exc
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+                "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise check.fail("--report", report, "a regular file path (the markdown table is "
+                         "written to it)", owner, f"it is {kind}")
+    try:
+        fd = os.open(report, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise check.fail("--report", report, "a writable file path", owner, str(exc)) from exc
+    os.close(fd)
+    if mode is None:
+        os.unlink(report)
 
 
 def _transcript_estimators(names: list[str]) -> tuple[dict[str, type], str | None]:
@@ -247,6 +271,7 @@ def _audit(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         print(f"privkit audit: error: the auditor {_missing_extra(exc)}", file=sys.stderr)
         return 2
+    from privkit._progress import note, progress
     from privkit._validation import fail
 
     _check_audit_args(args)
@@ -265,44 +290,54 @@ def _audit(args: argparse.Namespace) -> int:
     skipped: list[str] = []
     if missing and not args.names:
         skipped.append("the transcript tier")
-        print(f"      skipped: the transcript tier {missing}", file=sys.stderr, flush=True)
+        note(f"      skipped: the transcript tier {missing}")
     start = time.perf_counter()
     tier: list[Any] = []
     tier_seconds = 0.0
+    bars = False if args.quiet else None  # None: only when stderr is a terminal
+    finished = 0
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)  # third-party log lines (opacus) stay out of the output
     threads = contextlib.ExitStack()  # the audits fit small models: one BLAS thread
     threads.enter_context(single_threaded())
     try:
-        for i, name in enumerate(names):
-            print(f"[{i + 1}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
-            seed = np.random.SeedSequence([args.seed, i])
-            began = time.perf_counter()
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    if name in transcripts:
-                        rows = _transcript_rows(transcripts[name], args, seed)
-                    else:
-                        case = CASES[name](args.epsilon, args.delta)
-                        rows = [run_case(case, name=name, trials=args.trials,
-                                         confidence=args.confidence,
-                                         sequential=args.sequential, rng=seed)]
-                        if case.claim == "paper":
-                            paper_claims.add(name)
-            except ModuleNotFoundError as exc:
-                skipped.append(name)
-                print(f"      skipped: {name} {_missing_extra(exc)}", file=sys.stderr,
-                      flush=True)
-                continue
-            if name in transcripts:
-                tier += rows
-                tier_seconds += time.perf_counter() - began
-                paper_claims.update(r.name for r in rows if r.claim == "paper")
-            results += rows
-            for row in rows:
-                print(f"      {row} ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
-                      flush=True)
+        with progress(len(names), "privkit audit", unit="row", enabled=bars) as bar:
+            for i, name in enumerate(names):
+                note(f"[{i + 1}/{len(names)}] {name} ...")
+                seed = np.random.SeedSequence([args.seed, i])
+                began = time.perf_counter()
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        if name in transcripts:
+                            rows = _transcript_rows(transcripts[name], args, seed)
+                        else:
+                            case = CASES[name](args.epsilon, args.delta)
+                            rows = [run_case(case, name=name, trials=args.trials,
+                                             confidence=args.confidence,
+                                             sequential=args.sequential, rng=seed,
+                                             progress=bars)]
+                            if case.claim == "paper":
+                                paper_claims.add(name)
+                except ModuleNotFoundError as exc:
+                    skipped.append(name)
+                    note(f"      skipped: {name} {_missing_extra(exc)}")
+                    finished = i + 1
+                    continue
+                finally:
+                    bar.update(1)
+                finished = i + 1
+                if name in transcripts:
+                    tier += rows
+                    tier_seconds += time.perf_counter() - began
+                    paper_claims.update(r.name for r in rows if r.claim == "paper")
+                results += rows
+                for row in rows:
+                    note(f"      {row} ({time.perf_counter() - start:.0f} s)")
+    except KeyboardInterrupt:
+        interrupted = True
+    else:
+        interrupted = False
     finally:
         threads.close()
         logging.disable(previous)
@@ -323,8 +358,14 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"\nnot audited (missing optional dependencies): {', '.join(skipped)}")
     if slow and not args.names:
         print(f"\nnot in the default run (slow; audited when named): {', '.join(slow)}")
+    stopped = (f"interrupted (Ctrl-C) after {finished} of {len(names)} cases: the rows "
+               "above are the finished ones" if interrupted else "")
     if args.report and results:
-        Path(args.report).write_text(report(results, markdown=True) + "\n", encoding="utf-8")
+        text = report(results, markdown=True) + "\n" + (f"\n{stopped}\n" if stopped else "")
+        Path(args.report).write_text(text, encoding="utf-8")
+    if interrupted:
+        print(f"privkit audit: {stopped}", file=sys.stderr)
+        return 130
     if any(r.verdict == "violation" and r.name not in paper_claims for r in results):
         return 1
     return 2 if set(skipped) & set(args.names) else 0
@@ -376,6 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (PrivkitError, OSError) as exc:
         print(f"privkit {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C outside a loop that reports what it finished
+        print(f"privkit {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,6 +19,18 @@ if ! command -v java >/dev/null 2>&1; then
         echo "setup: no java and no apt-get; install a Java 17+ runtime for pyspark" >&2
     fi
 fi
+# The documentation site's browser test (tests/docs/test_site.py) opens the built site in
+# headless Chromium through chromedriver: install Debian's when they are missing.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=$([ "$(id -u)" -eq 0 ] || echo sudo)
+        $SUDO apt-get update -qq
+        $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null \
+            || echo "setup: chromium could not be installed; the site's browser test will skip" >&2
+    else
+        echo "setup: no chromium and no apt-get; the site's browser test will skip" >&2
+    fi
+fi
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv

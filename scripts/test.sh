@@ -7,6 +7,11 @@ VENV="$PWD/.venv/bin"
 # mypy must run from outside the repository root, or ./privkit shadows the installed,
 # mapped package and only the core is checked.
 (cd /tmp && "$VENV/mypy" -p privkit --config-file "$OLDPWD/pyproject.toml")
+# The documentation site, built strictly (a broken link, page or API reference fails it);
+# tests/docs/test_site.py opens this build in a browser instead of building it again.
+PRIVKIT_SITE_DIR="$(mktemp -d)"
+export PRIVKIT_SITE_DIR
+NO_MKDOCS_2_WARNING=1 "$VENV/mkdocs" build --strict --quiet --site-dir "$PRIVKIT_SITE_DIR"
 log="$(mktemp)"
 set +e
 "$VENV/pytest" -n 2 tests "$@" \
