@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Lint, type-check and test privkit. Fails if any step fails or if no test ran.
+# --dist worksteal: an idle worker takes tests queued on the other (the slow tier ends in
+# long transcript audits that the default schedule left on one worker).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="$PWD/.venv/bin"
@@ -14,7 +16,7 @@ export PRIVKIT_SITE_DIR
 NO_MKDOCS_2_WARNING=1 "$VENV/mkdocs" build --strict --quiet --site-dir "$PRIVKIT_SITE_DIR"
 log="$(mktemp)"
 set +e
-"$VENV/pytest" -n 2 tests "$@" \
+"$VENV/pytest" -n 2 --dist worksteal tests "$@" \
     | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
