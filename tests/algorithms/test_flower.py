@@ -105,12 +105,12 @@ def test_repeated_runs_leave_no_threads_behind():
     """Flower keeps every run's exit handler, and with it the gRPC server's thread pool,
     in a process-wide list; run_local_deployment removes the run's handlers, so ten runs
     leave the thread count where one run left it, within a few seconds (gRPC's last
-    polling thread of a run may take a moment to end; the leak kept two threads a run
-    for good)."""
+    polling thread of a run may take a moment to end, longer on a loaded machine: one such
+    thread is tolerated; the leak kept two threads a run for good, 20 after ten runs)."""
     import time
 
     def settled(limit):
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + 20.0
         while threading.active_count() > limit and time.monotonic() < deadline:
             time.sleep(0.05)
         return threading.active_count()
@@ -120,7 +120,7 @@ def test_repeated_runs_leave_no_threads_behind():
     after_one = settled(threading.active_count() - 1)
     for seed in range(10):
         case.estimator.set_params(random_state=seed).fit(case.X, case.y, **case.fit_params)
-    assert settled(after_one) <= after_one
+    assert settled(after_one) <= after_one + 1
 
 
 def test_a_port_in_use_is_an_error_not_an_exit():
