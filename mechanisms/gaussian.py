@@ -171,6 +171,6 @@ class Gaussian(AdditiveMechanism):
         mu = self.sensitivity.value / self.noise_scale
         return (GDP(mu=mu), ZCDP(rho=mu * mu / 2.0))
 
-    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+    def standard_noise(self, query_ndim: int) -> StandardNoise:
         return standard_normal
 

@@ -79,7 +79,7 @@ class L2Laplace(AdditiveMechanism):
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
-    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+    def standard_noise(self, query_ndim: int) -> StandardNoise:
         return l2_laplace_noise(query_ndim)
 
 

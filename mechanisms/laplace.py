@@ -112,6 +112,6 @@ class Laplace(AdditiveMechanism):
         eps = self.sensitivity.value / self.noise_scale
         return (LaplaceDP(epsilon=eps), PureDP(epsilon=eps))
 
-    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+    def standard_noise(self, query_ndim: int) -> StandardNoise:
         return standard_laplace
 

@@ -181,15 +181,15 @@ class StabilityHistogram(Mechanism):
         delta = _delta(b, self.threshold, self.n_classes, rel)
         return (ApproxDP(epsilon=_epsilon(b, rel), delta=delta),)
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         allowed = f"a (n_cells, {self.n_classes}) array of non-negative integer counts"
         counts = integer_answers(value, owner, low=0, high=INTEGER_BOUND, allowed=allowed)
         if counts.ndim != 2 or counts.shape[1] != self.n_classes:
             raise check.private_fail("value", allowed, owner)
         return counts
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.int64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.int64]:
         noisy = value + self.noise_scale * standard_laplace(rng, shape + value.shape)
         released = (noisy.max(axis=-1) > self.threshold) & (value.sum(axis=-1) > 0)
         labels: NDArray[np.int64] = np.where(released, np.argmax(noisy, axis=-1), -1)

@@ -40,7 +40,7 @@ class UserCount(AdditiveMechanism):
     def guarantees(self):
         return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
-    def _standard_noise(self, query_ndim):
+    def standard_noise(self, query_ndim):
         return standard_laplace
 
     @classmethod
