@@ -22,25 +22,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _profiles
 from privkit import _validation as check
-from privkit.spec import GUARANTEES, register_kind, to_spec
+from privkit.spec import GUARANTEES, Kinded, Kinds
 
 __all__ = ["Guarantee"]
 
 
-class Guarantee(abc.ABC):
+class Guarantee(Kinded, abc.ABC):
     """Base class of privacy guarantees (PureDP, ApproxDP, ZCDP, RDP, GDP)."""
 
     __slots__ = ()
-    #: The guarantee's name in plan files (``{kind: {field: value}}``).
-    kind: ClassVar[str]
-
-    def __init_subclass__(cls, *, replace: bool = False, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        register_kind(cls, GUARANTEES, replace)
-
-    def to_spec(self) -> dict[str, Any]:
-        """This guarantee in privkit's JSON plan format: ``{kind: {field: value}}``."""
-        return to_spec(self)
+    family: ClassVar[Kinds] = GUARANTEES
 
     @abc.abstractmethod
     def epsilon_at(self, delta: float) -> float:

@@ -35,7 +35,7 @@ from privkit import _validation as check
 from privkit.errors import IncompatibleCompositionError
 from privkit.guarantees import Guarantee
 from privkit.neighbouring import Neighbouring
-from privkit.spec import BLOCKS, register_kind, to_spec
+from privkit.spec import BLOCKS, Kinded, Kinds
 
 __all__ = [
     "Block",
@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-class Leaf(abc.ABC):
+class Leaf(Kinded, abc.ABC):
     """A block whose privacy is characterised directly: the leaves of a plan.
 
     Subclasses give the neighbouring relation and every guarantee that holds for one
@@ -60,16 +60,7 @@ class Leaf(abc.ABC):
     """
 
     __slots__ = ()
-    #: The block's name in plan files (``{kind: ...}``, :mod:`privkit.spec`).
-    kind: ClassVar[str]
-
-    def __init_subclass__(cls, *, replace: bool = False, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        register_kind(cls, BLOCKS, replace)
-
-    def to_spec(self) -> dict[str, Any]:
-        """This block in privkit's JSON plan format (see :mod:`privkit.plan_spec`)."""
-        return to_spec(self)
+    family: ClassVar[Kinds] = BLOCKS
 
     @property
     @abc.abstractmethod
@@ -107,20 +98,11 @@ class Leaf(abc.ABC):
         return Repeat(self, count)
 
 
-class PlanNode(abc.ABC):
+class PlanNode(Kinded, abc.ABC):
     """An inner node of a plan."""
 
     __slots__ = ()
-    #: The block's name in plan files (``{kind: ...}``, :mod:`privkit.spec`).
-    kind: ClassVar[str]
-
-    def __init_subclass__(cls, *, replace: bool = False, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        register_kind(cls, BLOCKS, replace)
-
-    def to_spec(self) -> dict[str, Any]:
-        """This block in privkit's JSON plan format (see :mod:`privkit.plan_spec`)."""
-        return to_spec(self)
+    family: ClassVar[Kinds] = BLOCKS
 
     @property
     @abc.abstractmethod

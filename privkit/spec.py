@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import numbers
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -34,7 +34,8 @@ from privkit import _validation as check
 from privkit import plugins
 from privkit.neighbouring import Neighbouring, Sensitivity
 
-__all__ = ["BLOCKS", "GUARANTEES", "Kinds", "from_spec", "short", "single_key", "to_spec"]
+__all__ = ["BLOCKS", "GUARANTEES", "Kinded", "Kinds", "from_spec", "short", "single_key",
+           "to_spec"]
 
 
 class Kinds:
@@ -96,16 +97,35 @@ GUARANTEES = Kinds("guarantee", builtins="privkit.guarantees")
 BLOCKS = Kinds("block", builtins="privkit.mechanisms", group=plugins.MECHANISM_GROUP)
 
 
-def register_kind(cls: type, family: Kinds, replace: bool) -> None:
-    """Register ``cls`` (from its ``__init_subclass__``) if it names its own ``kind``; a
-    class that says ``replace=True`` without naming one replaces the kind it inherits."""
-    kind = cls.__dict__.get("kind")
-    if kind is None and replace:
-        kind = getattr(cls, "kind", None)
+class Kinded:
+    """A base whose subclasses register under their ``kind`` in ``family`` and are
+    written to plan files from their fields (guarantees, plan nodes, leaves).
+
+    A subclass that names its own ``kind`` is registered when defined; one that says
+    ``replace=True`` (a class keyword) may take a kind that is taken, and without a
+    ``kind`` of its own replaces the kind it inherits.
+    """
+
+    __slots__ = ()
+    #: The class's name in plan files (``{kind: ...}``).
+    kind: ClassVar[str]
+    #: The registry the subclasses go to.
+    family: ClassVar[Kinds]
+
+    def __init_subclass__(cls, *, replace: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if kind is None and replace:
+            kind = getattr(cls, "kind", None)
+            if isinstance(kind, str):
+                cls.kind = kind  # kept when attrs re-creates the class
         if isinstance(kind, str):
-            cls.kind = kind  # type: ignore[attr-defined]  # kept when attrs re-creates it
-    if isinstance(kind, str):
-        family.add(cls, kind, replace=replace)
+            cls.family.add(cls, kind, replace=replace)
+
+    def to_spec(self) -> dict[str, Any]:
+        """This object in privkit's JSON plan format: ``{kind: {field: value}}``
+        (:mod:`privkit.plan_spec`)."""
+        return to_spec(self)
 
 
 def _role(field: Any) -> str:
