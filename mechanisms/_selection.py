@@ -75,7 +75,7 @@ class NoisyArgmax(Mechanism):
         return cls(noise_scale=factor * sens.value / eps, sensitivity=sens, monotone=monotone)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """k candidates under REPLACE_ONE: all utilities 0 on D; on D' candidate 0 moves up
         by Δ and the k - 1 others down by Δ, with ``k = clip(40 e^eps, 4, 128)``.
 

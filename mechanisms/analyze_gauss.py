@@ -107,7 +107,7 @@ class AnalyzeGauss(AdditiveMechanism):
         return cls(noise_scale=sigma, row_norm_bound=row_norm_bound, relation=sens.relation)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """The zero matrix against ``e_1 e_1^T`` (one unit row added): the upper triangle
         moves by exactly the sensitivity, in the one entry ``(0, 0)``.
 

@@ -103,7 +103,7 @@ class Laplace(AdditiveMechanism):
         return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Counts 0 and 1 under ADD_REMOVE: the privacy loss reaches epsilon."""
         mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
         return WorstCase(mech, 0.0, 1.0)

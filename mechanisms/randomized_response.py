@@ -136,7 +136,7 @@ class RandomizedResponse(Mechanism):
         return randomized_response_rdp(self.keep_probability, self.n_categories, orders)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """One record's value 0 against 1, with three categories: the loss reaches epsilon
         on the output 0."""
         return WorstCase(cls.for_epsilon(epsilon, n_categories=3), 0, 1)

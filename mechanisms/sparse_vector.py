@@ -114,7 +114,7 @@ class SparseVector(Mechanism):
         return (PureDP(epsilon=eps),)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """AboveThreshold (c = 1) on m + 1 queries against threshold 0 under ADD_REMOVE:
         all answers 0 on D; on D' the first m move down by Δ and the last up by Δ. The
         output "m BELOWs, then ABOVE" has probability

@@ -153,7 +153,7 @@ class StabilityHistogram(Mechanism):
         return cls(noise_scale=b, threshold=_float(high), n_classes=c, relation=rel)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """One cell with ``ceil(tau)`` records of class 0 against one more. Both counts are
         at or above the threshold, where the Laplace distribution function below them is
         ``exp(x / b) / 2``, so the probability that the cell is not released falls by

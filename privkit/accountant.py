@@ -335,7 +335,7 @@ class Accountant(abc.ABC, Generic[Cost]):
 
     # -- budget filters (see privkit.filter.BudgetFilter) ------------------------------------
 
-    def filter_limit(self, epsilon: float, delta: float) -> Any:
+    def filter_limit(self, *, epsilon: float, delta: float) -> Any:
         """This accountant's form of a filter's (epsilon, delta) limit, computed once.
 
         Default: the pair itself."""

@@ -75,14 +75,16 @@ class PureDP(Guarantee):
 
     def epsilon_at(self, delta: float) -> float:
         """Epsilon at ``delta`` (``epsilon_at(0)`` is this guarantee's own epsilon)."""
-        return conversions.pure_dp_epsilon(self.epsilon, _delta_arg(delta, self))
+        return conversions.pure_dp_epsilon(
+            epsilon=self.epsilon, target_delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
         """Delta at ``epsilon`` (0 at or above this guarantee's own epsilon)."""
-        return conversions.pure_dp_delta(self.epsilon, _epsilon_arg(epsilon, self))
+        return conversions.pure_dp_delta(
+            epsilon=self.epsilon, target_epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        return conversions.pure_dp_rdp(self.epsilon, _orders_arg(orders, self))
+        return conversions.pure_dp_rdp(epsilon=self.epsilon, orders=_orders_arg(orders, self))
 
     has_profile = True
 
@@ -132,16 +134,17 @@ class ApproxDP(Guarantee):
 
     def epsilon_at(self, delta: float) -> float:
         """Epsilon at ``delta`` (``inf`` below this guarantee's own delta)."""
-        return conversions.approx_dp_epsilon(self.epsilon, self.delta, _delta_arg(delta, self))
+        return conversions.approx_dp_epsilon(epsilon=self.epsilon, delta=self.delta,
+                                             target_delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
         """Delta at ``epsilon`` (this guarantee's own delta at its own epsilon)."""
-        return conversions.approx_dp_delta(self.epsilon, self.delta,
-                                           _epsilon_arg(epsilon, self))
+        return conversions.approx_dp_delta(epsilon=self.epsilon, delta=self.delta,
+                                           target_epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         if self.delta == 0.0:
-            return conversions.pure_dp_rdp(self.epsilon, _orders_arg(orders, self))
+            return conversions.pure_dp_rdp(epsilon=self.epsilon, orders=_orders_arg(orders, self))
         return super().rdp(orders)
 
     def zcdp_rho(self) -> float:
@@ -181,10 +184,10 @@ class ZCDP(Guarantee):
     rho: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
     def epsilon_at(self, delta: float) -> float:
-        return conversions.zcdp_to_epsilon(self.rho, _delta_arg(delta, self))
+        return conversions.zcdp_to_epsilon(self.rho, delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.zcdp_to_delta(self.rho, _epsilon_arg(epsilon, self))
+        return conversions.zcdp_to_delta(self.rho, epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         return self.rho * _orders_arg(orders, self)
@@ -262,10 +265,12 @@ class RDP(Guarantee):
         return cls(orders=grid, epsilons=guarantee.rdp(grid))
 
     def epsilon_at(self, delta: float) -> float:
-        return conversions.rdp_to_epsilon(self.orders, self.epsilons, _delta_arg(delta, self))[0]
+        return conversions.rdp_to_epsilon(
+            self.orders, self.epsilons, delta=_delta_arg(delta, self))[0]
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.rdp_to_delta(self.orders, self.epsilons, _epsilon_arg(epsilon, self))[0]
+        return conversions.rdp_to_delta(
+            self.orders, self.epsilons, epsilon=_epsilon_arg(epsilon, self))[0]
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         """The curve at ``orders``; orders not on this curve's grid get ``inf``.
@@ -325,10 +330,10 @@ class GDP(Guarantee):
     mu: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
     def epsilon_at(self, delta: float) -> float:
-        return conversions.gdp_epsilon(self.mu, _delta_arg(delta, self))
+        return conversions.gdp_epsilon(self.mu, delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.gdp_delta(self.mu, _epsilon_arg(epsilon, self))
+        return conversions.gdp_delta(self.mu, epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         """``a mu^2 / 2``: exact for the Gaussian mechanism (Mironov 2017, Prop. 7)."""
@@ -388,7 +393,8 @@ class BoundedRange(Guarantee):
         """``min(a eta^2 / 8, D_a(pure eta-DP))``: both bounds hold."""
         a = _orders_arg(orders, self)
         result: NDArray[np.float64] = np.minimum(a * self.eta**2 / 8.0,
-                                                 conversions.pure_dp_rdp(self.eta, a))
+                                                 conversions.pure_dp_rdp(epsilon=self.eta,
+                                                                         orders=a))
         return result
 
     def zcdp_rho(self) -> float:
@@ -436,13 +442,15 @@ class LaplaceDP(Guarantee):
 
     def epsilon_at(self, delta: float) -> float:
         """Epsilon at ``delta`` (``epsilon_at(0)`` is the mechanism's pure epsilon)."""
-        return conversions.laplace_epsilon(self.epsilon, _delta_arg(delta, self))
+        return conversions.laplace_epsilon(
+            epsilon=self.epsilon, target_delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.laplace_delta(self.epsilon, _epsilon_arg(epsilon, self))
+        return conversions.laplace_delta(
+            epsilon=self.epsilon, target_epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        return conversions.laplace_rdp(self.epsilon, _orders_arg(orders, self))
+        return conversions.laplace_rdp(epsilon=self.epsilon, orders=_orders_arg(orders, self))
 
     def zcdp_rho(self) -> float:
         return self.epsilon**2 / 2.0

@@ -273,7 +273,7 @@ class Mechanism(Leaf):
         return self.sample(x, as_generator(rng, owner=owner), shape, **opts)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase | None:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase | None:
         """Hook: this mechanism calibrated to ``epsilon`` (and ``delta`` where it needs
         one) with its worst-case neighbouring inputs, for ``privkit audit``; ``None`` if
         none is known."""

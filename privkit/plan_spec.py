@@ -90,7 +90,7 @@ def plan_to_spec(plan: Block) -> dict[str, Any]:
 class PlanDocument:
     """A plan file read from disk: the plan and the optional delta it names."""
 
-    def __init__(self, plan: Block, delta: float | None) -> None:
+    def __init__(self, plan: Block, *, delta: float | None) -> None:
         self.plan = plan
         self.delta = delta
 
@@ -177,4 +177,4 @@ def load_plan(path: str | Path) -> PlanDocument:
     delta = fields.get("delta")
     if delta is not None:
         delta = check.delta("delta", delta, str(path))
-    return PlanDocument(plan_from_spec(fields["plan"], relation=fields["relation"]), delta)
+    return PlanDocument(plan_from_spec(fields["plan"], relation=fields["relation"]), delta=delta)

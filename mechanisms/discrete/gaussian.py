@@ -71,11 +71,11 @@ class DiscreteGaussian(AdditiveMechanism):
         owner = "DiscreteGaussian.for_approx_dp"
         eps = check.positive_finite("epsilon", epsilon, owner)
         dlt = check.open_unit("delta", delta, owner)
-        return cls.for_zcdp(zcdp_rho_for_approx_dp(eps, dlt), sensitivity=sensitivity,
+        return cls.for_zcdp(zcdp_rho_for_approx_dp(epsilon=eps, delta=dlt), sensitivity=sensitivity,
                             relation=relation)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Counts 0 and 1 under ADD_REMOVE."""
         mech = cls.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=1.0,
                                  relation=Neighbouring.ADD_REMOVE)

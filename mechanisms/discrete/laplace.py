@@ -88,7 +88,7 @@ class DiscreteLaplace(AdditiveMechanism):
         return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Counts 0 and 1 under ADD_REMOVE."""
         mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
         return WorstCase(mech, 0, 1)

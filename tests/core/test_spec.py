@@ -162,3 +162,41 @@ def test_the_core_has_no_import_circle():
             visit(module)
     assert set(circles) <= KNOWN, circles
     assert "privkit.plan_spec" not in _imports(files["privkit.plan"], set(files))
+
+
+#: Public sites that still take epsilon or delta positionally, and why.
+POSITIONAL = {
+    # Its callers include algorithms/kmeans.py, whose committed reproductions
+    # (benchmarks/results/reproduce/*) name it in privkit-depends: changing the call
+    # there makes them stale, so the lead changes it with a rerun.
+    "privkit/conversions.py:gdp_mu_for_approx_dp",
+}
+
+
+def test_epsilon_and_delta_are_keyword_only_at_public_sites():
+    """No public function or method of privkit/ takes epsilon or delta positionally
+    (they are easy to swap), except the one-argument verbs whose name says which it is
+    (``epsilon_at(delta)``, ``delta_at(epsilon)``, opacus' ``get_epsilon(delta)``) and
+    POSITIONAL."""
+    found = set()
+    for path in sorted((ROOT / "privkit").rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if any(part.startswith("_") and part != "__init__.py" for part in rel.parts):
+            continue
+
+        def visit(node: ast.AST, public: bool, where: Path = rel) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    visit(child, public and not child.name.startswith("_"))
+                elif isinstance(child, ast.FunctionDef) and public and (
+                        not child.name.startswith("_") or child.name == "__init__"):
+                    args = child.args
+                    positional = [a.arg for a in args.posonlyargs + args.args
+                                  if a.arg not in ("self", "cls")]
+                    verb = len(positional) == 1 and (child.name.endswith("_at")
+                                                     or child.name == "get_epsilon")
+                    if {"epsilon", "delta"} & set(positional) and not verb:
+                        found.add(f"{where}:{child.name}")
+
+        visit(ast.parse(path.read_text()), True)
+    assert found == POSITIONAL

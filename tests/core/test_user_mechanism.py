@@ -44,7 +44,7 @@ class UserCount(AdditiveMechanism):
         return standard_laplace
 
     @classmethod
-    def worst_case(cls, epsilon, delta):
+    def worst_case(cls, *, epsilon, delta):
         one = Sensitivity(value=1.0, norm="l1", relation="add_remove")
         return WorstCase(cls(noise_scale=1.0 / epsilon, sensitivity=one), 0.0, 1.0)
 
