@@ -14,9 +14,13 @@ conversions are the two verbs above, never confused with a parameter.
 and ``g.within(budget)`` says whether ``g`` implies ``budget``.
 
 Guarantees do not carry a neighbouring relation: that belongs to the mechanism, plan or
-filter that makes the promise.
+filter that makes the promise. The base class is :class:`privkit.guarantee.Guarantee`;
+each kind's ``kind`` is its name in plan files, and its plan-file form is derived from its
+fields (:mod:`privkit.spec`).
 
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.3.0
+   The base class moved to :mod:`privkit.guarantee` (re-exported here).
 """
 
 from __future__ import annotations
