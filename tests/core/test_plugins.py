@@ -80,25 +80,12 @@ def _distribution(site: Path, name: str, entry_points: str, modules: dict[str, s
 
 PLAN = {"relation": "add_remove", "plan": {"laplace": {"noise_scale": 1.0,
                                                         "l1_sensitivity": 1.0}}}
-MINE = """
-    from typing import ClassVar
-    import attrs
-    from privkit import PureDP, Sensitivity
-    from privkit.mechanism import AdditiveMechanism, noise_scale_field, sensitivity_field
-    from privkit.mechanisms import standard_laplace
 
-    @attrs.frozen(kw_only=True)
-    class Mine(AdditiveMechanism):
-        kind: ClassVar[str] = "{kind}"
-        noise_scale: float = noise_scale_field()
-        sensitivity: Sensitivity = sensitivity_field("l1")
 
-        def guarantees(self):
-            return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
-
-        def standard_noise(self, query_ndim):
-            return standard_laplace
-"""
+def mine(kind: str) -> str:
+    """The fixture package's module, its mechanism's kind replaced by ``kind``."""
+    source = (FIXTURE / "privkit_plugin_demo" / "__init__.py").read_text()
+    return source.replace('"demo_count"', f'"{kind}"')
 
 
 def test_a_plugin_that_fails_to_load_names_its_entry_point_and_package(tmp_path):
@@ -123,13 +110,13 @@ def test_a_plugin_cannot_take_a_built_in_kind(tmp_path):
     refused when loaded (and the plan's built-in kind is untouched by the refusal)."""
     _distribution(tmp_path, "greedy_plugin", """
         [privkit.mechanisms]
-        laplace = greedy:Mine
-    """, {"greedy": MINE.format(kind="laplace")})
+        laplace = greedy:DemoCount
+    """, {"greedy": mine("laplace")})
     (tmp_path / "plan.json").write_text(json.dumps(
         {"relation": "add_remove", "plan": {"nope": {}}}))
     done = _run(["account", "plan.json"], tmp_path, tmp_path)
     assert done.returncode == 2
-    assert "'laplace' = 'greedy:Mine'" in done.stderr
+    assert "'laplace' = 'greedy:DemoCount'" in done.stderr
     assert "the package greedy_plugin 0.1" in done.stderr
     assert "replace=True" in done.stderr
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
@@ -140,7 +127,7 @@ def test_a_plugin_cannot_take_a_built_in_kind(tmp_path):
 def test_import_option_makes_code_that_is_not_installed_known(tmp_path):
     """``--import MODULE`` (the current directory on the path) before the plan is read;
     without it the kind is unknown; a module that fails to import is named."""
-    (tmp_path / "mine.py").write_text(textwrap.dedent(MINE.format(kind="mine_count")))
+    (tmp_path / "mine.py").write_text(mine("mine_count"))
     (tmp_path / "plan.json").write_text(json.dumps(
         {"relation": "add_remove", "delta": 0.0,
          "plan": {"mine_count": {"noise_scale": 2.0, "l1_sensitivity": 1.0}}}))
@@ -203,12 +190,12 @@ def test_a_taken_kind_is_refused_unless_the_class_says_replace():
 def test_the_same_class_defined_again_replaces_itself():
     """A module run twice (a notebook cell, a reload) defines the same class again: the
     second definition is registered, with no error."""
-    code = textwrap.dedent(MINE.format(kind="test_twice"))
+    code = mine("test_twice")
     first: dict = {"__name__": "cell"}
     second: dict = {"__name__": "cell"}
     exec(code, first)
     exec(code, second)
-    assert registered_mechanisms()["test_twice"] is second["Mine"]
+    assert registered_mechanisms()["test_twice"] is second["DemoCount"]
 
 
 @attrs.frozen(kw_only=True)
