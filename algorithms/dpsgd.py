@@ -174,7 +174,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         q, steps = self._schedule()
         eps, dlt = labels.rest(float(self.epsilon), float(self.delta))
         sigma = (float(self.noise_multiplier) if self.noise_multiplier is not None
-                 else noise_multiplier_for(eps, dlt, sampling_rate=q, steps=steps))
+                 else noise_multiplier_for(epsilon=eps, delta=dlt, sampling_rate=q, steps=steps))
         return sigma, dp_sgd_plan(sigma, q, steps), dlt
 
     def plan(self, *, n_samples: int | None = None, n_features: int,

@@ -134,7 +134,7 @@ def mechanism_case(cls: type[Mechanism]) -> Callable[..., AuditCase]:
     that the audit covers what is published)."""
 
     def build(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-        worst = cls.worst_case(eps, delta)
+        worst = cls.worst_case(epsilon=eps, delta=delta)
         assert worst is not None
         mechanism, options, statistic = worst.mechanism, worst.options, worst.statistic
 

@@ -24,7 +24,7 @@ StabilityHistogram           (eps, delta): labels of data-dependent cells (Vadha
 
 ``standard_laplace``, ``standard_normal`` and ``standard_exponential`` are the unit-scale
 samplers with exact, unbounded tails that the floating-point-safe release path needs; a
-mechanism defined outside privkit returns one of them from ``_standard_noise``.
+mechanism defined outside privkit returns one of them from ``standard_noise``.
 
 .. versionadded:: 0.1.0
 """

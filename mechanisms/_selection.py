@@ -75,7 +75,7 @@ class NoisyArgmax(Mechanism):
         return cls(noise_scale=factor * sens.value / eps, sensitivity=sens, monotone=monotone)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """k candidates under REPLACE_ONE: all utilities 0 on D; on D' candidate 0 moves up
         by Δ and the k - 1 others down by Δ, with ``k = clip(40 e^eps, 4, 128)``.
 
@@ -118,7 +118,7 @@ class NoisyArgmax(Mechanism):
     def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
         raise NotImplementedError
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
         u = as_value(value, owner)  # clamped onto [-FLOAT_BOUND, FLOAT_BOUND]
         if u.ndim != 1 or u.shape[0] == 0:
             raise check.private_fail("value", "a 1-d array of utilities (one per candidate, "
@@ -126,8 +126,8 @@ class NoisyArgmax(Mechanism):
                                      "one call selects once; call again for another selection")
         return u
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.int64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.int64]:
         """The index of the selected candidate, shape ``size``."""
         with np.errstate(over="ignore"):  # a gap beyond the doubles becomes -inf: never chosen
             centred = (value - np.max(value)) / self.noise_scale

@@ -107,7 +107,7 @@ class AnalyzeGauss(AdditiveMechanism):
         return cls(noise_scale=sigma, row_norm_bound=row_norm_bound, relation=sens.relation)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """The zero matrix against ``e_1 e_1^T`` (one unit row added): the upper triangle
         moves by exactly the sensitivity, in the one entry ``(0, 0)``.
 
@@ -134,25 +134,25 @@ class AnalyzeGauss(AdditiveMechanism):
         mu = self.sensitivity.value / self.noise_scale
         return (GDP(mu=mu), ZCDP(rho=mu * mu / 2.0))
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
         c = as_value(value, owner, bound=math.inf)  # clamped on the grid (clamp_bound)
         if c.ndim != 2 or c.shape[0] != c.shape[1]:
             raise check.private_fail("value", "a square matrix (d x d for d features)", owner)
         return c
 
-    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+    def standard_noise(self, query_ndim: int) -> StandardNoise:
         return standard_normal
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.float64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.float64]:
         upper = np.triu_indices(value.shape[0])
-        return _symmetric(super()._sample(value[upper], rng, shape), value.shape[0], upper)
+        return _symmetric(super().sample(value[upper], rng, shape), value.shape[0], upper)
 
-    def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                 **options: Any) -> NDArray[np.float64]:
+    def safe_sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                    **options: Any) -> NDArray[np.float64]:
         """``C + E``, floating-point safe; shape ``(*size, d, d)``."""
         upper = np.triu_indices(value.shape[0])
-        return _symmetric(super()._release(value[upper], rng, shape), value.shape[0], upper)
+        return _symmetric(super().safe_sample(value[upper], rng, shape), value.shape[0], upper)
 
 
 def _symmetric(upper_values: NDArray[np.float64], d: int,

@@ -41,7 +41,7 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float)
     if not (math.isfinite(mu) and sigma > 0.0):
         raise check.fail("epsilon", epsilon, "small enough that the calibrated noise scale is "
                          "a positive double", owner, f"it gives sigma = {sigma!r}")
-    while conversions.gdp_delta(sens / sigma, eps) > dlt:
+    while conversions.gdp_delta(sens / sigma, epsilon=eps) > dlt:
         sigma = math.nextafter(sigma, math.inf)
     return sigma
 
@@ -161,7 +161,7 @@ class Gaussian(AdditiveMechanism):
         return cls.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=sens)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Answers 0 and 1 under ADD_REMOVE (the GDP trade-off is that of this pair)."""
         mech = cls.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=1.0,
                                  relation=Neighbouring.ADD_REMOVE)
@@ -171,6 +171,6 @@ class Gaussian(AdditiveMechanism):
         mu = self.sensitivity.value / self.noise_scale
         return (GDP(mu=mu), ZCDP(rho=mu * mu / 2.0))
 
-    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+    def standard_noise(self, query_ndim: int) -> StandardNoise:
         return standard_normal
 

@@ -70,7 +70,7 @@ class L2Laplace(AdditiveMechanism):
         return cls(noise_scale=sens.value / eps, sensitivity=sens)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Vectors 0 and e_1 in R^3 under ADD_REMOVE: the loss reaches epsilon along e_1."""
         mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
         return WorstCase(mech, np.zeros(3), np.array([1.0, 0.0, 0.0]),
@@ -79,7 +79,7 @@ class L2Laplace(AdditiveMechanism):
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
-    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+    def standard_noise(self, query_ndim: int) -> StandardNoise:
         return l2_laplace_noise(query_ndim)
 
 

@@ -103,7 +103,7 @@ class Laplace(AdditiveMechanism):
         return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Counts 0 and 1 under ADD_REMOVE: the privacy loss reaches epsilon."""
         mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
         return WorstCase(mech, 0.0, 1.0)
@@ -112,6 +112,6 @@ class Laplace(AdditiveMechanism):
         eps = self.sensitivity.value / self.noise_scale
         return (LaplaceDP(epsilon=eps), PureDP(epsilon=eps))
 
-    def _standard_noise(self, query_ndim: int) -> StandardNoise:
+    def standard_noise(self, query_ndim: int) -> StandardNoise:
         return standard_laplace
 

@@ -96,7 +96,7 @@ class ObjectivePerturbation(Mechanism):
         x = self.curvature / (self.n_samples * (self.regularization + self.extra_regularization))
         return (PureDP(epsilon=eps_prime + 2.0 * math.log1p(x)),)
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         # The dimension is public, but ``value`` is private by the Mechanism contract, and
         # a message about it never shows it.
         if (isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral)
@@ -105,8 +105,8 @@ class ObjectivePerturbation(Mechanism):
                                      owner)
         return np.asarray(int(value))
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.float64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.float64]:
         """The noise vector ``b`` of dimension ``value`` (an int), shape ``(*size, value)``.
 
         ``b`` is an input to a solver, not a published value: the minimiser the estimator
@@ -117,3 +117,9 @@ class ObjectivePerturbation(Mechanism):
         noise: NDArray[np.float64] = self.noise_scale * standard_l2_laplace(
             rng, (*shape, int(value)), 1)
         return noise
+
+    def safe_sample(self, value: NDArray[Any], rng: np.random.Generator,
+                    shape: tuple[int, ...], **options: Any) -> NDArray[np.float64]:
+        """``release`` returns the plain draw of :meth:`sample`, on purpose: ``b`` goes
+        into the solver and is never published itself (see :meth:`sample`)."""
+        return self.sample(value, rng, shape)

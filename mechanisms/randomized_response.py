@@ -136,17 +136,17 @@ class RandomizedResponse(Mechanism):
         return randomized_response_rdp(self.keep_probability, self.n_categories, orders)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """One record's value 0 against 1, with three categories: the loss reaches epsilon
         on the output 0."""
         return WorstCase(cls.for_epsilon(epsilon, n_categories=3), 0, 1)
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         return integer_answers(value, owner, low=0, high=self.n_categories - 1, kinds="iu",
                                allowed=f"integers in [0, {self.n_categories})")
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.int64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.int64]:
         """Randomize each value independently; shape ``(*size, *value.shape)``. Each value
         is one record's, so under REPLACE_ONE the whole array is one run."""
         full = shape + value.shape

@@ -114,7 +114,7 @@ class SparseVector(Mechanism):
         return (PureDP(epsilon=eps),)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """AboveThreshold (c = 1) on m + 1 queries against threshold 0 under ADD_REMOVE:
         all answers 0 on D; on D' the first m move down by Δ and the last up by Δ. The
         output "m BELOWs, then ABOVE" has probability
@@ -160,14 +160,14 @@ class SparseVector(Mechanism):
         return WorstCase(mech, np.zeros(m + 1), second, {"threshold": 0.0},
                          statistic=first_above, ceiling=min(1.0, true / epsilon))
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.float64]:
         q = as_value(value, owner)  # clamped onto [-FLOAT_BOUND, FLOAT_BOUND]
         if q.ndim != 1:
             raise check.private_fail("value", "a 1-d array of query answers", owner)
         return q
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.int8]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.int8]:
         """Answer the queries ``value`` against ``threshold`` (default 0).
 
         Returns int8 codes ABOVE (1), BELOW (0), NOT_ANSWERED (-1) of shape

@@ -153,7 +153,7 @@ class StabilityHistogram(Mechanism):
         return cls(noise_scale=b, threshold=_float(high), n_classes=c, relation=rel)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """One cell with ``ceil(tau)`` records of class 0 against one more. Both counts are
         at or above the threshold, where the Laplace distribution function below them is
         ``exp(x / b) / 2``, so the probability that the cell is not released falls by
@@ -181,15 +181,15 @@ class StabilityHistogram(Mechanism):
         delta = _delta(b, self.threshold, self.n_classes, rel)
         return (ApproxDP(epsilon=_epsilon(b, rel), delta=delta),)
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         allowed = f"a (n_cells, {self.n_classes}) array of non-negative integer counts"
         counts = integer_answers(value, owner, low=0, high=INTEGER_BOUND, allowed=allowed)
         if counts.ndim != 2 or counts.shape[1] != self.n_classes:
             raise check.private_fail("value", allowed, owner)
         return counts
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.int64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.int64]:
         noisy = value + self.noise_scale * standard_laplace(rng, shape + value.shape)
         released = (noisy.max(axis=-1) > self.threshold) & (value.sum(axis=-1) > 0)
         labels: NDArray[np.int64] = np.where(released, np.argmax(noisy, axis=-1), -1)

@@ -67,9 +67,11 @@ from privkit.errors import (
     IncompatibleCompositionError,
     InvalidParameterError,
     LooseBoundWarning,
+    PluginError,
     PrivacyLeakWarning,
     PrivkitError,
     UnaccountedSpendWarning,
+    UnsafeReleaseError,
     UnsupportedPlanError,
 )
 from privkit.filter import Budget, BudgetFilter, FilterEntry
@@ -144,6 +146,7 @@ __all__ = [
     "PLDGuarantee",
     "Parallel",
     "PlanNode",
+    "PluginError",
     "PoissonSubsample",
     "PostProcess",
     "PrivacyLeakWarning",
@@ -157,6 +160,7 @@ __all__ = [
     "Sequential",
     "SharedBudgetFilter",
     "UnaccountedSpendWarning",
+    "UnsafeReleaseError",
     "UnsupportedPlanError",
     "WorstCase",
     "ZCDPAccountant",

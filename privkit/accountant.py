@@ -19,8 +19,11 @@ accountants that can handle it.
 Accountants are found by name in a public registry (:func:`register_accountant`,
 :func:`get_accountant`, :func:`available_accountants`), which :func:`privkit.tightest` and
 the command line iterate, so a third-party accountant registered from outside is used by
-both. This module imports nothing from :mod:`privkit.accountants`; the built-in accountants
-register themselves when that package is imported (``import privkit`` does).
+both; an installed package's accountants are registered from the entry-point group
+``privkit.accountants`` when the registry is first listed or asked for a name it does not
+know (:mod:`privkit.plugins`). This module imports nothing from
+:mod:`privkit.accountants`; the built-in accountants register themselves when that package
+is imported (``import privkit`` does).
 
 .. versionadded:: 0.1.0
 .. versionchanged:: 0.2.0
@@ -35,7 +38,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
-from privkit import _leaves
+from privkit import _leaves, plugins
 from privkit import _validation as check
 from privkit.errors import UnsupportedPlanError
 from privkit.guarantees import Guarantee, PureDP
@@ -332,7 +335,7 @@ class Accountant(abc.ABC, Generic[Cost]):
 
     # -- budget filters (see privkit.filter.BudgetFilter) ------------------------------------
 
-    def filter_limit(self, epsilon: float, delta: float) -> Any:
+    def filter_limit(self, *, epsilon: float, delta: float) -> Any:
         """This accountant's form of a filter's (epsilon, delta) limit, computed once.
 
         Default: the pair itself."""
@@ -450,6 +453,18 @@ def unregister_accountant(name: str) -> None:
     del _REGISTRY[name]
 
 
+def _load_plugins() -> None:
+    """Register the accountants of installed packages (the entry-point group
+    ``privkit.accountants``, :mod:`privkit.plugins`), once per process."""
+
+    def accept(name: str, factory: Any) -> None:
+        if _REGISTRY.get(name) is not factory:
+            register_accountant(name, factory)
+        _make(name, factory)
+
+    plugins.load_group(plugins.ACCOUNTANT_GROUP, accept)
+
+
 def _make(name: str, factory: AccountantFactory) -> Accountant[Any]:
     accountant = factory()
     if not isinstance(accountant, Accountant) or accountant.name != name:
@@ -464,6 +479,8 @@ def get_accountant(name: str) -> Accountant[Any]:
     .. versionadded:: 0.1.0
     """
     if name not in _REGISTRY:
+        _load_plugins()
+    if name not in _REGISTRY:
         names = ", ".join(repr(n) for n in _REGISTRY)
         raise check.fail("name", name, f"one of {names}", "get_accountant")
     return _make(name, _REGISTRY[name])
@@ -471,8 +488,12 @@ def get_accountant(name: str) -> Accountant[Any]:
 
 def available_accountants() -> tuple[Accountant[Any], ...]:
     """One instance of every registered accountant, in registration order (privkit's
-    own first: basic, advanced, optimal, zcdp, rdp, gdp, pld).
+    own first: basic, advanced, optimal, zcdp, rdp, gdp, pld), then those of installed
+    plug-ins (:mod:`privkit.plugins`).
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.3.0
+       Loads the accountant plug-ins first.
     """
+    _load_plugins()
     return tuple(_make(name, factory) for name, factory in _REGISTRY.items())

@@ -43,6 +43,7 @@ def _build_parser() -> argparse.ArgumentParser:
                          help="use only this accountant (repeatable): basic, advanced, "
                          "optimal, zcdp, rdp, gdp, pld")
     account.add_argument("--json", action="store_true", help="print the result as JSON")
+    _import_option(account)
 
     audit = commands.add_parser(
         "audit", help="audit the built-in mechanisms and estimators (or the named ones)",
@@ -54,6 +55,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "the lower bound exceeds it. Exit code 1 if a claim is violated, 2 on bad options "
         "or when a named case cannot run (a missing optional dependency); on Ctrl-C the "
         "rows already finished are printed and the exit code is 130.")
+    _import_option(audit)
     audit.add_argument("names", nargs="*", metavar="NAME",
                        help="cases to audit (default: all registered), e.g. laplace or "
                        "transcript:PrivateSVDD")
@@ -99,6 +101,15 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _import_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--import", action="append", dest="imports", metavar="MODULE",
+        help="import this module first (repeatable; the current directory is on the "
+        "path), so that the mechanisms and accountants it defines are known; installed "
+        "packages' plug-ins (entry points privkit.mechanisms, privkit.accountants) need "
+        "no flag")
+
+
 #: ``privkit reproduce`` papers: name -> (module whose ``main(argv)`` runs it, citation).
 _REPRODUCTIONS = {
     "park2022": ("privkit.algorithms.reproduce.park2022",
@@ -123,7 +134,9 @@ def _account(args: argparse.Namespace) -> int:
     from privkit.accountants import get_accountant, tightest, tightest_delta
     from privkit.plan import PlanNode
     from privkit.plan_spec import load_plan
+    from privkit.plugins import import_modules
 
+    import_modules(args.imports, "privkit account")
     doc = load_plan(args.plan)
     accountants = None if not args.accountant else [get_accountant(n) for n in args.accountant]
     if args.epsilon is not None:
@@ -273,8 +286,10 @@ def _audit(args: argparse.Namespace) -> int:
         return 2
     from privkit._progress import note, progress
     from privkit._validation import fail
+    from privkit.plugins import import_modules
 
     _check_audit_args(args)
+    import_modules(args.imports, "privkit audit")
     transcripts, missing = _transcript_estimators(args.names)
     slow = _slow_transcripts(transcripts)
     names = args.names or [*sorted(CASES), *(n for n in transcripts if n not in slow)]

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-def drv_epsilon(epsilon: float, count: int, delta_slack: float) -> float:
+def drv_epsilon(*, epsilon: float, count: int, delta_slack: float) -> float:
     """Advanced composition: k runs of an eps-DP block are (eps', k delta + delta_slack)-DP.
 
     Notes
@@ -39,7 +39,7 @@ def drv_epsilon(epsilon: float, count: int, delta_slack: float) -> float:
         + count * epsilon * math.expm1(epsilon)
 
 
-def reijden_composition_epsilon(epsilon: float, count: int, delta: float) -> float:
+def reijden_composition_epsilon(*, epsilon: float, count: int, delta: float) -> float:
     """The form quoted by van der Reijden 2019, Theorem 1: T runs of an
     eps-DP block are (sqrt(8 T log(1/delta)) eps, delta)-DP.
 
@@ -92,7 +92,7 @@ MAX_RUNS = 10**10
 _CDF_MARGIN = 1e-12
 
 
-def optimal_homogeneous_delta(epsilon: float, delta: float, count: int,
+def optimal_homogeneous_delta(*, epsilon: float, delta: float, count: int,
                               target_epsilon: float) -> float:
     """The exact delta at ``target_epsilon`` of ``count`` runs of an (eps, delta)-DP block.
 
@@ -161,7 +161,7 @@ def _rr_binomial_bound(epsilon: float, count: int, target_epsilon: float) -> flo
     return min(1.0, max(0.0, first - second) + _CDF_MARGIN)
 
 
-def optimal_homogeneous_epsilon(epsilon: float, delta: float, count: int,
+def optimal_homogeneous_epsilon(*, epsilon: float, delta: float, count: int,
                                 target_delta: float) -> float:
     """The smallest eps' with ``optimal_homogeneous_delta(...) <= target_delta``.
 
@@ -172,14 +172,17 @@ def optimal_homogeneous_epsilon(epsilon: float, delta: float, count: int,
     """
     if target_delta == 0.0:
         return count * epsilon if delta == 0.0 else math.inf
-    if optimal_homogeneous_delta(epsilon, delta, count, count * epsilon) > target_delta:
+    if optimal_homogeneous_delta(epsilon=epsilon, delta=delta, count=count,
+                                 target_epsilon=count * epsilon) > target_delta:
         return math.inf
     lo, hi = 0.0, count * epsilon
-    if optimal_homogeneous_delta(epsilon, delta, count, 0.0) <= target_delta:
+    if optimal_homogeneous_delta(epsilon=epsilon, delta=delta, count=count,
+                                 target_epsilon=0.0) <= target_delta:
         return 0.0
     while hi - lo > 1e-12 * max(1.0, hi):
         mid = (lo + hi) / 2.0
-        if optimal_homogeneous_delta(epsilon, delta, count, mid) <= target_delta:
+        if optimal_homogeneous_delta(epsilon=epsilon, delta=delta, count=count,
+                                     target_epsilon=mid) <= target_delta:
             hi = mid
         else:
             lo = mid

@@ -88,7 +88,7 @@ def _check_delta(delta: float, owner: str) -> None:
 # --- pure and approximate DP -------------------------------------------------------------
 
 
-def pure_dp_delta(epsilon: float, target_epsilon: float) -> float:
+def pure_dp_delta(*, epsilon: float, target_epsilon: float) -> float:
     """Tightest delta at ``target_epsilon`` implied by pure ``epsilon``-DP alone.
 
     Notes
@@ -97,15 +97,15 @@ def pure_dp_delta(epsilon: float, target_epsilon: float) -> float:
     parameter epsilon ([KOV15]_ Thm 2.1), whose privacy profile is
     ``delta(e') = (e^eps - e^e') / (1 + e^eps)`` for ``0 <= e' <= eps`` and 0 above.
     """
-    return approx_dp_delta(epsilon, 0.0, target_epsilon)
+    return approx_dp_delta(epsilon=epsilon, delta=0.0, target_epsilon=target_epsilon)
 
 
-def pure_dp_epsilon(epsilon: float, target_delta: float) -> float:
+def pure_dp_epsilon(*, epsilon: float, target_delta: float) -> float:
     """Tightest epsilon at ``target_delta`` implied by pure ``epsilon``-DP ([KOV15]_)."""
-    return approx_dp_epsilon(epsilon, 0.0, target_delta)
+    return approx_dp_epsilon(epsilon=epsilon, delta=0.0, target_delta=target_delta)
 
 
-def approx_dp_delta(epsilon: float, delta: float, target_epsilon: float) -> float:
+def approx_dp_delta(*, epsilon: float, delta: float, target_epsilon: float) -> float:
     """Tightest delta at ``target_epsilon`` implied by (epsilon, delta)-DP.
 
     Notes
@@ -122,7 +122,7 @@ def approx_dp_delta(epsilon: float, delta: float, target_epsilon: float) -> floa
     return min(1.0, delta + (1.0 - delta) * slack)
 
 
-def approx_dp_epsilon(epsilon: float, delta: float, target_delta: float) -> float:
+def approx_dp_epsilon(*, epsilon: float, delta: float, target_delta: float) -> float:
     """Tightest epsilon at ``target_delta`` implied by (epsilon, delta)-DP ([KOV15]_).
 
     Returns ``inf`` when ``target_delta < delta``: an (epsilon, delta) guarantee says
@@ -139,7 +139,7 @@ def approx_dp_epsilon(epsilon: float, delta: float, target_delta: float) -> floa
     return max(0.0, epsilon + math.log1p(-x))
 
 
-def pure_dp_rdp(epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
+def pure_dp_rdp(*, epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
     """Exact worst-case Renyi divergence of an epsilon-DP mechanism at each order.
 
     Notes
@@ -189,7 +189,7 @@ def bounded_range_epsilon(eta: float, target_delta: float) -> float:
     return max(0.0, eta + 2.0 * math.log1p(-root))
 
 
-def laplace_delta(epsilon: float, target_epsilon: float) -> float:
+def laplace_delta(*, epsilon: float, target_epsilon: float) -> float:
     """Exact delta at ``target_epsilon`` of the Laplace mechanism with ``Δ / b = epsilon``.
 
     Notes
@@ -204,13 +204,13 @@ def laplace_delta(epsilon: float, target_epsilon: float) -> float:
     return float(-math.expm1((max(target_epsilon, 0.0) - epsilon) / 2.0))
 
 
-def laplace_epsilon(epsilon: float, target_delta: float) -> float:
+def laplace_epsilon(*, epsilon: float, target_delta: float) -> float:
     """Exact epsilon at ``target_delta`` of the Laplace mechanism (inverse of
     :func:`laplace_delta`): ``eps + 2 log(1 - delta)``, clipped at 0."""
     return max(0.0, epsilon + 2.0 * math.log1p(-target_delta)) if target_delta < 1 else 0.0
 
 
-def laplace_rdp(epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
+def laplace_rdp(*, epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
     """Exact Renyi divergence of the Laplace mechanism with ``Δ / b = epsilon``.
 
     Notes
@@ -239,7 +239,7 @@ def gdp_profile(mu: float, epsilons: ArrayLike) -> NDArray[np.float64]:
 # --- Renyi DP and zCDP --------------------------------------------------------------------
 
 
-def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tuple[float, float]:
+def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, *, delta: float) -> tuple[float, float]:
     """Smallest epsilon at ``delta`` over an RDP curve, and the order that achieves it.
 
     Notes
@@ -262,7 +262,7 @@ def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tuple[flo
     return max(0.0, float(eps[best])), float(a[best])
 
 
-def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, epsilon: float) -> tuple[float, float]:
+def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, *, epsilon: float) -> tuple[float, float]:
     """Smallest delta at ``epsilon`` over an RDP curve, and the order that achieves it.
 
     Notes
@@ -320,7 +320,7 @@ def _minimise_over_orders(objective: object) -> float:
     return float(min(values[i], f1, f2))
 
 
-def zcdp_to_epsilon(rho: float, delta: float) -> float:
+def zcdp_to_epsilon(rho: float, *, delta: float) -> float:
     """Smallest epsilon at ``delta`` implied by rho-zCDP.
 
     Notes
@@ -338,21 +338,21 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     return max(0.0, best)
 
 
-def zcdp_rho_for_approx_dp(epsilon: float, delta: float) -> float:
+def zcdp_rho_for_approx_dp(*, epsilon: float, delta: float) -> float:
     """The largest rho whose (epsilon, delta) conversion (:func:`zcdp_to_epsilon`) is at
     most ``epsilon``: bisection on ``[0, epsilon]`` (the conversion is at least rho),
     returning the lower end of the final bracket, so the result always fits."""
     lo, hi = 0.0, epsilon
     for _ in range(200):
         mid = (lo + hi) / 2.0
-        if zcdp_to_epsilon(mid, delta) <= epsilon:
+        if zcdp_to_epsilon(mid, delta=delta) <= epsilon:
             lo = mid
         else:
             hi = mid
     return lo
 
 
-def zcdp_to_delta(rho: float, epsilon: float) -> float:
+def zcdp_to_delta(rho: float, *, epsilon: float) -> float:
     """Smallest delta at ``epsilon`` implied by rho-zCDP ([CKS20]_ Cor. 13)."""
     _check_rho(rho, "zcdp_to_delta")
     from privkit import _validation as check
@@ -365,7 +365,7 @@ def zcdp_to_delta(rho: float, epsilon: float) -> float:
 # --- Gaussian DP --------------------------------------------------------------------------
 
 
-def gdp_delta(mu: float, epsilon: float) -> float:
+def gdp_delta(mu: float, *, epsilon: float) -> float:
     """Exact delta at ``epsilon`` of mu-GDP, which is the Gaussian mechanism's profile.
 
     Notes
@@ -388,7 +388,7 @@ def gdp_delta(mu: float, epsilon: float) -> float:
     return float(min(1.0, math.exp(log_a) * -math.expm1(ratio)))
 
 
-def gdp_epsilon(mu: float, delta: float) -> float:
+def gdp_epsilon(mu: float, *, delta: float) -> float:
     """Exact epsilon at ``delta`` of mu-GDP: the root of :func:`gdp_delta` in epsilon.
 
     The root is bracketed and refined to a relative tolerance of 1e-15, and the upper end
@@ -398,16 +398,16 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
     if delta <= 0.0:
         return math.inf
-    if gdp_delta(mu, 0.0) <= delta:
+    if gdp_delta(mu, epsilon=0.0) <= delta:
         return 0.0
     hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * max(-math.log(delta), 1.0)) + 1.0
-    while gdp_delta(mu, hi) > delta:
+    while gdp_delta(mu, epsilon=hi) > delta:
         hi *= 2.0
-    root = optimize.brentq(lambda e: gdp_delta(mu, e) - delta, 0.0, hi,
+    root = optimize.brentq(lambda e: gdp_delta(mu, epsilon=e) - delta, 0.0, hi,
                            xtol=1e-300, rtol=1e-15, maxiter=500)
     eps = float(root)
     # brentq returns a point within tolerance of the root; step up until it is certified.
-    while gdp_delta(mu, eps) > delta:
+    while gdp_delta(mu, epsilon=eps) > delta:
         eps = math.nextafter(eps, math.inf) if eps > 0 else 5e-324
     return eps
 
@@ -430,12 +430,12 @@ def gdp_mu_for_approx_dp(epsilon: float, delta: float) -> float:
     from scipy import optimize
 
     lo, hi = 0.5, 1.0
-    while gdp_delta(hi, epsilon) < delta:
+    while gdp_delta(hi, epsilon=epsilon) < delta:
         lo, hi = hi, hi * 2.0
-    while gdp_delta(lo, epsilon) > delta:
+    while gdp_delta(lo, epsilon=epsilon) > delta:
         lo, hi = lo / 2.0, lo
-    root = float(optimize.brentq(lambda m: gdp_delta(m, epsilon) - delta, lo, hi,
+    root = float(optimize.brentq(lambda m: gdp_delta(m, epsilon=epsilon) - delta, lo, hi,
                                  xtol=1e-300, rtol=1e-15, maxiter=500))
-    while gdp_delta(root, epsilon) > delta:
+    while gdp_delta(root, epsilon=epsilon) > delta:
         root = math.nextafter(root, 0.0)
     return root

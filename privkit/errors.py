@@ -18,9 +18,11 @@ __all__ = [
     "IncompatibleCompositionError",
     "InvalidParameterError",
     "LooseBoundWarning",
+    "PluginError",
     "PrivacyLeakWarning",
     "PrivkitError",
     "UnaccountedSpendWarning",
+    "UnsafeReleaseError",
     "UnsupportedPlanError",
 ]
 
@@ -68,6 +70,25 @@ class UnsupportedPlanError(PrivkitError, TypeError):
     The message names the node and the accountants that can handle it.
 
     .. versionadded:: 0.1.0
+    """
+
+
+class PluginError(PrivkitError):
+    """A plug-in could not be used: an entry point that fails to load or is refused (its
+    kind is taken, it is not a mechanism or accountant), or a ``--import`` module that
+    fails to import. The message names the entry point and its package.
+
+    .. versionadded:: 0.3.0
+    """
+
+
+class UnsafeReleaseError(PrivkitError):
+    """A mechanism would publish plain floating-point noise: its draws are floats and it
+    defines no floating-point-safe path (:meth:`~privkit.Mechanism.safe_sample`), so its
+    low-order bits could reveal the input (Mironov 2012). Derive additive noise from
+    :class:`~privkit.AdditiveMechanism`, or override ``safe_sample``.
+
+    .. versionadded:: 0.3.0
     """
 
 

@@ -144,7 +144,7 @@ class BudgetFilter:
         self._delta = check.delta("delta", delta, owner)
         self._accountant = _filter_accountant(accountant)
         self._relation = None if relation is None else Neighbouring.parse(relation, owner=owner)
-        self._limit = self._accountant.filter_limit(self._epsilon, self._delta)
+        self._limit = self._accountant.filter_limit(epsilon=self._epsilon, delta=self._delta)
         self._entries: list[FilterEntry] = []
         self._history: tuple[FilterEntry, ...] = ()  # the entries as last read
         self._total: Any = None

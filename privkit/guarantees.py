@@ -14,17 +14,20 @@ conversions are the two verbs above, never confused with a parameter.
 and ``g.within(budget)`` says whether ``g`` implies ``budget``.
 
 Guarantees do not carry a neighbouring relation: that belongs to the mechanism, plan or
-filter that makes the promise.
+filter that makes the promise. The base class is :class:`privkit.guarantee.Guarantee`;
+each kind's ``kind`` is its name in plan files, and its plan-file form is derived from its
+fields (:mod:`privkit.spec`).
 
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.3.0
+   The base class moved to :mod:`privkit.guarantee` (re-exported here).
 """
 
 from __future__ import annotations
 
-import abc
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -32,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from privkit import _profiles, conversions
 from privkit import _validation as check
+from privkit.guarantee import Guarantee, _delta_arg, _epsilon_arg, _orders_arg
 
 __all__ = [
     "GDP",
@@ -43,77 +47,6 @@ __all__ = [
     "LaplaceDP",
     "PureDP",
 ]
-
-
-class Guarantee(abc.ABC):
-    """Base class of privacy guarantees (PureDP, ApproxDP, ZCDP, RDP, GDP)."""
-
-    __slots__ = ()
-
-    @abc.abstractmethod
-    def epsilon_at(self, delta: float) -> float:
-        """Smallest epsilon such that this guarantee implies (epsilon, delta)-DP.
-
-        ``inf`` when the guarantee implies nothing at that delta.
-        """
-
-    @abc.abstractmethod
-    def delta_at(self, epsilon: float) -> float:
-        """Smallest delta such that this guarantee implies (epsilon, delta)-DP."""
-
-    def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        """An upper bound on the Renyi divergence at each order (``inf`` where none)."""
-        return np.full(np.shape(np.asarray(orders, dtype=float)), math.inf)
-
-    #: Whether :meth:`profile` is available: the guarantee names a worst-case pair of
-    #: output distributions whose whole privacy profile is known exactly.
-    has_profile: bool = False
-
-    def profile(self, epsilons: ArrayLike) -> NDArray[np.float64]:
-        """The exact privacy profile ``delta(eps)`` of the worst-case pair, for every real eps.
-
-        Defined for guarantees with ``has_profile``: each names a *symmetric* worst-case
-        pair (P, Q), so for negative eps the identity
-        ``H_g(P||Q) = 1 - g + g H_(1/g)(Q||P)`` with ``g = e^eps`` gives
-        ``delta(eps) = 1 - e^eps + e^eps delta(-eps)``. The privacy loss distribution
-        accountant builds its discretisations from this function.
-        """
-        if not self.has_profile:
-            raise TypeError(f"{type(self).__name__} has no exact privacy profile")
-        e = np.asarray(epsilons, dtype=float)
-        positive = self._profile_nonnegative(np.abs(e))
-        result: NDArray[np.float64] = np.where(
-            e >= 0, positive, -np.expm1(e) + np.exp(e) * positive)
-        return np.clip(result, 0.0, 1.0)
-
-    def _profile_family(self) -> tuple[_profiles.Family, tuple[float, ...]]:
-        """The profile's formula (:mod:`privkit._profiles`) and this guarantee's
-        parameters in it (for guarantees with ``has_profile``)."""
-        raise TypeError(f"{type(self).__name__} has no exact privacy profile")
-
-    def _profile_nonnegative(self, epsilons: NDArray[np.float64]) -> NDArray[np.float64]:
-        family, parameters = self._profile_family()
-        return family(parameters, epsilons)
-
-    def zcdp_rho(self) -> float:
-        """The smallest rho such that this guarantee implies rho-zCDP (``inf`` if none)."""
-        return math.inf
-
-    def within(self, budget: Guarantee) -> bool:
-        """Whether this guarantee implies ``budget`` (is at least as private).
-
-        * ``PureDP`` / ``ApproxDP`` budgets: ``self.delta_at(budget.epsilon) <= budget.delta``
-          or ``self.epsilon_at(budget.delta) <= budget.epsilon``;
-        * ``ZCDP`` budgets: ``self.zcdp_rho() <= budget.rho``;
-        * ``GDP`` budgets: only a GDP guarantee with ``mu <= budget.mu`` (GDP is a whole
-          trade-off curve, which no other kind implies here);
-        * ``RDP`` budgets: ``self.rdp(orders) <= budget.epsilons`` at every order.
-        """
-        check.instance("budget", budget, Guarantee, f"{type(self).__name__}.within")
-        return budget._is_implied_by(self)
-
-    @abc.abstractmethod
-    def _is_implied_by(self, other: Guarantee) -> bool: ...
 
 
 def _epsilon_field() -> Any:
@@ -140,18 +73,22 @@ class PureDP(Guarantee):
     .. versionadded:: 0.1.0
     """
 
+    kind: ClassVar[str] = "pure_dp"
+
     epsilon: float = _epsilon_field()
 
     def epsilon_at(self, delta: float) -> float:
         """Epsilon at ``delta`` (``epsilon_at(0)`` is this guarantee's own epsilon)."""
-        return conversions.pure_dp_epsilon(self.epsilon, _delta_arg(delta, self))
+        return conversions.pure_dp_epsilon(
+            epsilon=self.epsilon, target_delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
         """Delta at ``epsilon`` (0 at or above this guarantee's own epsilon)."""
-        return conversions.pure_dp_delta(self.epsilon, _epsilon_arg(epsilon, self))
+        return conversions.pure_dp_delta(
+            epsilon=self.epsilon, target_epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        return conversions.pure_dp_rdp(self.epsilon, _orders_arg(orders, self))
+        return conversions.pure_dp_rdp(epsilon=self.epsilon, orders=_orders_arg(orders, self))
 
     has_profile = True
 
@@ -194,21 +131,24 @@ class ApproxDP(Guarantee):
     .. versionadded:: 0.1.0
     """
 
+    kind: ClassVar[str] = "approx_dp"
+
     epsilon: float = _epsilon_field()
     delta: float = attrs.field(validator=check.attrs_validator(check.delta))
 
     def epsilon_at(self, delta: float) -> float:
         """Epsilon at ``delta`` (``inf`` below this guarantee's own delta)."""
-        return conversions.approx_dp_epsilon(self.epsilon, self.delta, _delta_arg(delta, self))
+        return conversions.approx_dp_epsilon(epsilon=self.epsilon, delta=self.delta,
+                                             target_delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
         """Delta at ``epsilon`` (this guarantee's own delta at its own epsilon)."""
-        return conversions.approx_dp_delta(self.epsilon, self.delta,
-                                           _epsilon_arg(epsilon, self))
+        return conversions.approx_dp_delta(epsilon=self.epsilon, delta=self.delta,
+                                           target_epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         if self.delta == 0.0:
-            return conversions.pure_dp_rdp(self.epsilon, _orders_arg(orders, self))
+            return conversions.pure_dp_rdp(epsilon=self.epsilon, orders=_orders_arg(orders, self))
         return super().rdp(orders)
 
     def zcdp_rho(self) -> float:
@@ -243,13 +183,15 @@ class ZCDP(Guarantee):
     .. versionadded:: 0.1.0
     """
 
+    kind: ClassVar[str] = "zcdp"
+
     rho: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
     def epsilon_at(self, delta: float) -> float:
-        return conversions.zcdp_to_epsilon(self.rho, _delta_arg(delta, self))
+        return conversions.zcdp_to_epsilon(self.rho, delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.zcdp_to_delta(self.rho, _epsilon_arg(epsilon, self))
+        return conversions.zcdp_to_delta(self.rho, epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         return self.rho * _orders_arg(orders, self)
@@ -301,6 +243,8 @@ class RDP(Guarantee):
     .. versionadded:: 0.1.0
     """
 
+    kind: ClassVar[str] = "rdp"
+
     orders: tuple[float, ...] = attrs.field(converter=_orders_tuple)
     epsilons: tuple[float, ...] = attrs.field(converter=_epsilons_tuple)
 
@@ -325,10 +269,12 @@ class RDP(Guarantee):
         return cls(orders=grid, epsilons=guarantee.rdp(grid))
 
     def epsilon_at(self, delta: float) -> float:
-        return conversions.rdp_to_epsilon(self.orders, self.epsilons, _delta_arg(delta, self))[0]
+        return conversions.rdp_to_epsilon(
+            self.orders, self.epsilons, delta=_delta_arg(delta, self))[0]
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.rdp_to_delta(self.orders, self.epsilons, _epsilon_arg(epsilon, self))[0]
+        return conversions.rdp_to_delta(
+            self.orders, self.epsilons, epsilon=_epsilon_arg(epsilon, self))[0]
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         """The curve at ``orders``; orders not on this curve's grid get ``inf``.
@@ -383,13 +329,15 @@ class GDP(Guarantee):
     .. versionadded:: 0.1.0
     """
 
+    kind: ClassVar[str] = "gdp"
+
     mu: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
     def epsilon_at(self, delta: float) -> float:
-        return conversions.gdp_epsilon(self.mu, _delta_arg(delta, self))
+        return conversions.gdp_epsilon(self.mu, delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.gdp_delta(self.mu, _epsilon_arg(epsilon, self))
+        return conversions.gdp_delta(self.mu, epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
         """``a mu^2 / 2``: exact for the Gaussian mechanism (Mironov 2017, Prop. 7)."""
@@ -435,6 +383,8 @@ class BoundedRange(Guarantee):
     .. versionadded:: 0.1.0
     """
 
+    kind: ClassVar[str] = "bounded_range"
+
     eta: float = attrs.field(validator=check.attrs_validator(check.positive_finite))
 
     def epsilon_at(self, delta: float) -> float:
@@ -447,7 +397,8 @@ class BoundedRange(Guarantee):
         """``min(a eta^2 / 8, D_a(pure eta-DP))``: both bounds hold."""
         a = _orders_arg(orders, self)
         result: NDArray[np.float64] = np.minimum(a * self.eta**2 / 8.0,
-                                                 conversions.pure_dp_rdp(self.eta, a))
+                                                 conversions.pure_dp_rdp(epsilon=self.eta,
+                                                                         orders=a))
         return result
 
     def zcdp_rho(self) -> float:
@@ -489,17 +440,21 @@ class LaplaceDP(Guarantee):
     .. versionadded:: 0.1.0
     """
 
+    kind: ClassVar[str] = "laplace_dp"
+
     epsilon: float = _epsilon_field()
 
     def epsilon_at(self, delta: float) -> float:
         """Epsilon at ``delta`` (``epsilon_at(0)`` is the mechanism's pure epsilon)."""
-        return conversions.laplace_epsilon(self.epsilon, _delta_arg(delta, self))
+        return conversions.laplace_epsilon(
+            epsilon=self.epsilon, target_delta=_delta_arg(delta, self))
 
     def delta_at(self, epsilon: float) -> float:
-        return conversions.laplace_delta(self.epsilon, _epsilon_arg(epsilon, self))
+        return conversions.laplace_delta(
+            epsilon=self.epsilon, target_epsilon=_epsilon_arg(epsilon, self))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64]:
-        return conversions.laplace_rdp(self.epsilon, _orders_arg(orders, self))
+        return conversions.laplace_rdp(epsilon=self.epsilon, orders=_orders_arg(orders, self))
 
     def zcdp_rho(self) -> float:
         return self.epsilon**2 / 2.0
@@ -514,18 +469,3 @@ class LaplaceDP(Guarantee):
 
     def __str__(self) -> str:
         return f"LaplaceDP(ε={self.epsilon:.6g})"
-
-
-def _delta_arg(value: Any, owner: Guarantee) -> float:
-    return check.delta("delta", value, f"{type(owner).__name__}.epsilon_at")
-
-
-def _epsilon_arg(value: Any, owner: Guarantee) -> float:
-    return check.nonnegative("epsilon", value, f"{type(owner).__name__}.delta_at")
-
-
-def _orders_arg(orders: ArrayLike, owner: Guarantee) -> NDArray[np.float64]:
-    a = np.asarray(orders, dtype=float)
-    if a.size == 0 or not np.all(a > 1.0) or not np.all(np.isfinite(a)):
-        raise check.fail("orders", orders, "finite numbers > 1", f"{type(owner).__name__}.rdp")
-    return a

@@ -1,24 +1,40 @@
 """The Mechanism abstraction: a block that releases values and knows its privacy.
 
 A mechanism is declared once, as one frozen attrs class whose public fields are its
-parameters (noise scale, declared sensitivity, ...). It supplies two hooks:
+parameters (noise scale, declared sensitivity, ...). Its author writes *hooks*: methods
+privkit calls and users do not (a caller calls ``release`` or ``simulate``):
 
 * ``guarantees()``: every :class:`~privkit.guarantees.Guarantee` that holds for one run,
   most precise first, so each accountant takes the form that composes best for it;
-* ``_sample(value, rng, shape)``: one or more draws of the output, with plain noise.
+* ``sample(value, rng, shape, **options)``: ``shape`` draws of the output with plain
+  noise, for ``simulate``;
+* optionally ``prepare(value, owner)``: the query answer as an array, mapped into the
+  mechanism's public range (default :func:`as_value`), refusing what it cannot take by
+  the rule below;
+* optionally ``safe_sample(value, rng, shape, **options)``: the draws ``release``
+  publishes. By default the output of ``sample`` when it holds integers (or indices,
+  booleans), which have no low-order bits to leak; a float-valued mechanism must define
+  it (additive noise derives from :class:`AdditiveMechanism`, whose ``safe_sample`` is
+  the power-of-two grid), or ``release`` raises :class:`~privkit.errors.UnsafeReleaseError`
+  before anything is recorded: plain floats off the safe path are refused loudly, never
+  published with a warning that can be silenced (Mironov 2012);
+* optionally the classmethod ``worst_case(epsilon, delta)``: the mechanism calibrated for
+  an audit with its worst-case neighbouring inputs (:class:`WorstCase`).
 
-The base class derives everything else from the fields and the two hooks:
+The validators a hook needs are public in :mod:`privkit.validation`. The base class
+derives everything else from the fields and the hooks:
 
-* ``release(value, rng=..., size=...)``: validation, the floating-point-safe path
-  (``_release``; additive mechanisms release on a power-of-two grid, see
-  :class:`AdditiveMechanism`) and ledger recording;
+* ``release(value, rng=..., size=...)``: validation, the floating-point-safe path and
+  ledger recording;
 * ``simulate(...)``: the same with plain floating-point noise, for experiments and
   audits; **not** for publication (Mironov 2012) and not recorded;
-* the plan-file form (:meth:`to_spec` / :func:`mechanism_from_spec`), written and read
-  from the fields and checked by the same validators;
+* the plan-file form (:meth:`~privkit.plan.Leaf.to_spec`, read by
+  :func:`privkit.plan_from_spec`), derived from the fields (:mod:`privkit.spec`);
 * registration by ``kind`` (:func:`registered_mechanisms`), so plan files, the shared
-  tests and ``privkit audit`` cover a new mechanism with no other edit;
-* the audit pair, where the mechanism has a known worst case: :meth:`worst_case`.
+  tests and ``privkit audit`` cover a new mechanism with no other edit. A kind that is
+  taken is refused unless the class says ``replace=True``
+  (``class MyLaplace(Laplace, replace=True)``). An installed package's mechanisms are
+  found through the entry-point group ``privkit.mechanisms`` (:mod:`privkit.plugins`).
 
 **What counts as a run** (the ledger's one rule): a call to ``release`` is one run of the
 mechanism on one query answer, whatever that answer's shape (a vector-valued query is
@@ -56,6 +72,11 @@ one in a dozen lines and plans, accounts, serialises, releases and audits it
 .. versionchanged:: 0.2.0
    One class per mechanism: ``release``/``simulate``, the plan-file form, registration
    and the ledger rule come from the base class.
+.. versionchanged:: 0.3.0
+   The hooks are public (``sample``, ``prepare``, ``safe_sample``, ``standard_noise``;
+   formerly ``_sample``, ``_prepare``, ``_release``, ``_standard_noise``); a taken kind
+   is refused without ``replace=True``; a float-valued mechanism with no safe path is
+   refused by ``release``; plug-ins load from entry points.
 """
 
 from __future__ import annotations
@@ -71,11 +92,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privkit import _validation as check
-from privkit.errors import InvalidParameterError
+from privkit.errors import InvalidParameterError, UnsafeReleaseError
 from privkit.ledger import record
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Leaf
 from privkit.rng import RNGLike, as_generator
+from privkit.spec import BLOCKS, from_spec
 
 __all__ = [
     "FLOAT_BOUND",
@@ -94,8 +116,6 @@ __all__ = [
 #: The ``size`` argument of releases: ``None`` (one draw), an int, or a shape tuple.
 Size = int | tuple[int, ...] | None
 
-_REGISTRY: dict[str, type[Mechanism]] = {}
-
 #: The public range ``[-FLOAT_BOUND, FLOAT_BOUND]`` onto which :func:`as_value` clamps real
 #: answers (infinities included) by default: the range of the mechanisms that only compare
 #: or subtract answers (selection, sparse vector). 2^1000 (about 1.07e301) is beyond any
@@ -105,10 +125,9 @@ FLOAT_BOUND = 2.0**1000
 
 
 def registered_mechanisms() -> dict[str, type[Mechanism]]:
-    """Every mechanism class with a ``kind``, by kind (built-in ones are imported first)."""
-    import privkit.mechanisms  # noqa: F401  (registers the built-in mechanisms)
-
-    return dict(sorted(_REGISTRY.items()))
+    """Every mechanism class with a ``kind``, by kind: the built-in ones, those defined
+    in this process and those of installed plug-ins (:mod:`privkit.plugins`)."""
+    return {kind: cls for kind, cls in BLOCKS.all().items() if issubclass(cls, Mechanism)}
 
 
 def sensitivity_field(norm: Norm | str) -> Any:
@@ -159,29 +178,24 @@ class Mechanism(Leaf):
     """Base class of mechanisms. Subclasses are frozen, keyword-only attrs classes.
 
     A subclass defines ``kind`` (its name in plan files, the registry and ``privkit
-    audit``), its fields, ``guarantees()`` and ``_sample()``; optionally ``_prepare``
-    (validation of the query answer), ``_release`` (a publication path other than
-    ``_sample``) and the classmethod ``worst_case``.
+    audit``; a taken kind needs the class keyword ``replace=True``), its fields and the
+    hooks ``guarantees()`` and ``sample()``; optionally the hooks ``prepare`` (the query
+    answer into the mechanism's range), ``safe_sample`` (the publication path, required
+    when draws are floats) and the classmethod ``worst_case``. Callers call ``release``
+    and ``simulate``, never the hooks.
     """
 
     __slots__ = ()
-    kind: ClassVar[str]
     #: Extra keyword arguments that ``release``/``simulate`` accept (e.g. ``threshold``).
     release_options: ClassVar[tuple[str, ...]] = ()
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        kind = cls.__dict__.get("kind")
-        if isinstance(kind, str):
-            # attrs re-creates slotted classes: the last definition of a kind wins.
-            _REGISTRY[kind] = cls
-
-    # -- the two hooks -----------------------------------------------------------------
+    # -- the hooks ---------------------------------------------------------------------
 
     @abc.abstractmethod
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[Any]:
-        """Draw ``shape`` independent outputs for the query answer ``value`` (plain noise)."""
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[Any]:
+        """Hook: draw ``shape`` independent outputs for the query answer ``value`` (the
+        output of :meth:`prepare`) with plain noise; ``simulate`` returns them."""
 
     # -- derived -----------------------------------------------------------------------
 
@@ -191,16 +205,28 @@ class Mechanism(Leaf):
         sensitivity: Sensitivity = getattr(self, "sensitivity")  # noqa: B009
         return sensitivity.relation
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[Any]:
-        """The query answer as an array, mapped into this mechanism's public range; refuses
-        what it cannot take by the module's rule (never showing the value)."""
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[Any]:
+        """Hook: the query answer as an array, mapped into this mechanism's public range;
+        refuses what it cannot take by the module's rule, never showing the value (the
+        validators are in :mod:`privkit.validation`). Default: :func:`as_value`."""
         return as_value(value, owner)
 
-    def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                 **options: Any) -> NDArray[Any]:
-        """The publication path; by default the sample itself (right for mechanisms whose
-        outputs are integers or indices, which have no low-order bits to leak)."""
-        return self._sample(value, rng, shape, **options)
+    def safe_sample(self, value: NDArray[Any], rng: np.random.Generator,
+                    shape: tuple[int, ...], **options: Any) -> NDArray[Any]:
+        """Hook: the draws ``release`` publishes. By default those of :meth:`sample` when
+        they are integers, booleans or indices, which have no low-order bits to leak;
+        float draws raise :class:`~privkit.errors.UnsafeReleaseError` (before anything is
+        recorded): a float-valued mechanism defines its own safe path, or derives from
+        :class:`AdditiveMechanism`."""
+        out = self.sample(value, rng, shape, **options)
+        if np.asarray(out).dtype.kind not in "biu":
+            raise UnsafeReleaseError(
+                f"{type(self).__name__}.release would publish plain floating-point draws, "
+                "whose low-order bits can reveal the input (Mironov 2012): define "
+                f"{type(self).__name__}.safe_sample (the floating-point-safe path), or "
+                "derive additive noise from AdditiveMechanism; simulate() gives plain "
+                "draws for experiments")
+        return out
 
     def _options(self, options: dict[str, Any], owner: str) -> dict[str, Any]:
         unknown = set(options) - set(self.release_options)
@@ -226,10 +252,10 @@ class Mechanism(Leaf):
             ``(*size, *output_shape)``. They count as ``prod(size)`` runs in the ledger.
         """
         owner = f"{type(self).__name__}.release"
-        x = self._prepare(value, owner)
+        x = self.prepare(value, owner)
         shape = as_size(size, owner)
         opts = self._options(options, owner)
-        out = self._release(x, as_generator(rng, owner=owner), shape, **opts)
+        out = self.safe_sample(x, as_generator(rng, owner=owner), shape, **opts)
         record(self, math.prod(shape))
         return out
 
@@ -241,38 +267,17 @@ class Mechanism(Leaf):
         use this only for simulation, benchmarks and audits. It is not recorded in ledgers.
         """
         owner = f"{type(self).__name__}.simulate"
-        x = self._prepare(value, owner)
+        x = self.prepare(value, owner)
         shape = as_size(size, owner)
         opts = self._options(options, owner)
-        return self._sample(x, as_generator(rng, owner=owner), shape, **opts)
+        return self.sample(x, as_generator(rng, owner=owner), shape, **opts)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase | None:
-        """This mechanism calibrated to ``epsilon`` (and ``delta`` where it needs one)
-        with its worst-case neighbouring inputs, for ``privkit audit``; ``None`` if none
-        is known."""
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase | None:
+        """Hook: this mechanism calibrated to ``epsilon`` (and ``delta`` where it needs
+        one) with its worst-case neighbouring inputs, for ``privkit audit``; ``None`` if
+        none is known."""
         return None
-
-    # -- plan files --------------------------------------------------------------------
-
-    def to_spec(self) -> dict[str, Any]:
-        """This mechanism in privkit's JSON plan format: ``{kind: {field: value}}``."""
-        body: dict[str, Any] = {}
-        for field in attrs.fields(_attrs_class(type(self))):
-            if not field.init:
-                continue
-            value = getattr(self, field.name)
-            name = check.field_name(field)
-            if isinstance(value, Sensitivity):
-                body[f"{value.norm.value}_sensitivity"] = value.value
-            elif isinstance(value, Neighbouring):
-                continue  # the plan document's relation
-            elif isinstance(value, bool | numbers.Integral | numbers.Real | str):
-                body[name] = value
-            else:
-                raise check.fail(name, value, "a number, a string, a bool, a Sensitivity "
-                                 "or a relation to be written to a plan file", type(self).__name__)
-        return {self.kind: body}
 
     def __str__(self) -> str:
         parts = []
@@ -289,62 +294,24 @@ class Mechanism(Leaf):
 
 
 def mechanism_from_spec(kind: str, body: Any, relation: Neighbouring) -> Mechanism:
-    """Build the mechanism ``{kind: body}`` of a plan file under ``relation``.
-
-    Every field must be given (a sensitivity has no default); unknown keys are errors,
-    and the values go through the class's own validators.
-    """
-    cls = registered_mechanisms()[kind]
-    if not isinstance(body, dict):
-        raise InvalidParameterError(f"`{kind}` must be an object of the mechanism's fields "
-                                    f"in a plan file (got a {type(body).__name__})")
-    kwargs: dict[str, Any] = {}
-    expected: dict[str, bool] = {}
-    for field in attrs.fields(_attrs_class(cls)):
-        if not field.init:
-            continue
-        name = check.field_name(field)
-        norm = field.metadata.get("norm")
-        if norm is not None:
-            key = f"{norm.value}_sensitivity"
-            expected[key] = True
-            if key in body:
-                value = check.positive_finite(key, body[key], kind)
-                kwargs[name] = Sensitivity(value=value, norm=norm, relation=relation)
-        elif field.type in ("Neighbouring", Neighbouring) or name == "relation":
-            kwargs[name] = relation
-        else:
-            expected[name] = field.default is attrs.NOTHING
-            if name in body:
-                kwargs[name] = body[name]
-    # The messages name keys, never the values under them: a key that is not a field
-    # may hold anything (data pasted by mistake included).
-    unknown = sorted(map(str, set(body) - set(expected)))
-    if unknown:
-        raise InvalidParameterError(
-            f"`{kind}` must be an object with keys among {sorted(expected)} in a plan file; "
-            f"unknown key(s) {unknown}")
-    missing = sorted(k for k, required in expected.items() if required and k not in body)
-    if missing:
-        raise InvalidParameterError(
-            f"`{kind}` must be an object with the key(s) {missing} in a plan file; a "
-            "sensitivity is never assumed: write it")
-    mechanism = cls(**kwargs)
-    if mechanism.relation is not relation:
-        raise check.fail("relation", relation.value, f"'{mechanism.relation.value}' for a "
-                         f"{kind} block", "a plan file",
-                         "this mechanism's analysis holds under that relation only")
+    """Build the mechanism ``{kind: body}`` of a plan file under ``relation``
+    (:func:`privkit.spec.from_spec`: every field must be given, a sensitivity has no
+    default, unknown keys are errors, the values go through the class's validators)."""
+    if kind not in registered_mechanisms():
+        raise check.fail("kind", kind, f"one of {', '.join(registered_mechanisms())}",
+                         "mechanism_from_spec")
+    mechanism: Mechanism = from_spec({kind: body}, BLOCKS, relation, kind)
     return mechanism
 
 
 class AdditiveMechanism(Mechanism):
     """A mechanism that adds noise of scale ``noise_scale`` to a real-valued query.
 
-    The publication path (:meth:`_release`) snaps the answer to a power-of-two grid chosen
+    The publication path (:meth:`safe_sample`) snaps the answer to a power-of-two grid chosen
     from public values and adds the noise in grid units (``privkit/mechanisms/_grid.py``),
-    at no cost in privacy. Subclasses supply ``_standard_noise(rng, shape)`` (unit-scale
+    at no cost in privacy. Subclasses supply ``standard_noise(query_ndim)`` (unit-scale
     noise of the right law, with exact tails) and fields ``noise_scale`` and
-    ``sensitivity``; mechanisms with integer outputs override ``_release``.
+    ``sensitivity``; mechanisms with integer outputs override ``safe_sample``.
     """
 
     __slots__ = ()
@@ -360,29 +327,29 @@ class AdditiveMechanism(Mechanism):
         """``noise_scale / sensitivity`` (unitless)."""
         return self.noise_scale / self.sensitivity.value
 
-    def _standard_noise(self, query_ndim: int) -> Callable[[np.random.Generator, tuple[int, ...]],
-                                                           NDArray[np.float64]]:
+    def standard_noise(self, query_ndim: int) -> Callable[[np.random.Generator, tuple[int, ...]],
+                       NDArray[np.float64]]:
         """The unit-scale noise sampler, ``sampler(rng, shape)``, for a query with
         ``query_ndim`` axes (a vector noise such as the L2 Laplace's is drawn over those
         axes). It must have exact tails: use the samplers of ``privkit.mechanisms._noise``.
 
-        Required unless the subclass overrides both ``_sample`` and ``_release`` (as the
+        Required unless the subclass overrides both ``sample`` and ``safe_sample`` (as the
         integer-valued mechanisms do)."""
-        raise NotImplementedError(f"{type(self).__name__} defines no _standard_noise")
+        raise NotImplementedError(f"{type(self).__name__} defines no standard_noise")
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[Any]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[Any]:
         # Plain floats represent any answer up to FLOAT_BOUND: simulate clamps onto that
         # range only (release clamps onto the grid's, clamp_bound, which can be far
         # narrower when the noise is fine: algorithms simulate such noise on purpose).
         if options.get("integer_valued", False):
             _grid_module().check_integers(value, f"{type(self).__name__}.simulate")
         clamped: NDArray[np.float64] = np.clip(value, -FLOAT_BOUND, FLOAT_BOUND)
-        noise = self._standard_noise(value.ndim)(rng, shape + value.shape)
+        noise = self.standard_noise(value.ndim)(rng, shape + value.shape)
         return clamped + self.noise_scale * noise
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[Any]:
-        # No clamp here: release clamps on the grid, simulate in _sample (clamp_bound).
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[Any]:
+        # No clamp here: release clamps on the grid, simulate in sample (clamp_bound).
         return as_value(value, owner, bound=math.inf)
 
     def clamp_bound(self, dimension: int = 1, *, integer_valued: bool = False) -> float:
@@ -418,21 +385,21 @@ class AdditiveMechanism(Mechanism):
         generator: Any = rng
         if (type(scalar) is float and size is None and not options
                 and type(generator) is np.random.Generator and math.isfinite(scalar)
-                and type(self)._prepare is AdditiveMechanism._prepare):
-            out = self._release(cast(Any, scalar), generator, ())
+                and type(self).prepare is AdditiveMechanism.prepare):
+            out = self.safe_sample(cast(Any, scalar), generator, ())
             record(self, 1)
             return out
         return super().release(value, rng=rng, size=size, **options)
 
-    def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                 **options: Any) -> NDArray[Any]:
+    def safe_sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                    **options: Any) -> NDArray[Any]:
         release_on_grid = _grid_module().release_on_grid
         ndim = value.ndim if isinstance(value, np.ndarray) else 0  # a float on the fast path
         penalty: Callable[[int], float] = (
             float if self.sensitivity.norm is Norm.L1 else math.sqrt)
         out: NDArray[Any] = release_on_grid(
             value, noise_scale=self.noise_scale, sensitivity=self.sensitivity.value,
-            dimension_penalty=penalty, standard_noise=self._standard_noise(ndim),
+            dimension_penalty=penalty, standard_noise=self.standard_noise(ndim),
             rng=rng, shape=shape, owner=f"{type(self).__name__}.release",
             integer_valued=bool(options.get("integer_valued", False)))
         return out

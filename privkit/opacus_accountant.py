@@ -147,7 +147,7 @@ def dp_sgd_plan(noise_multiplier: float, sampling_rate: float, steps: int) -> Bl
     return _step_plan(sigma, q, check.positive_int("steps", steps, owner))
 
 
-def noise_multiplier_for(epsilon: float, delta: float, *, sampling_rate: float, steps: int,
+def noise_multiplier_for(*, epsilon: float, delta: float, sampling_rate: float, steps: int,
                          accountant: Accountant[Any] | str | None = None) -> float:
     """The smallest noise multiplier (to 1e-6 relative) at which ``steps`` DP-SGD steps
     with Poisson rate ``sampling_rate`` meet (epsilon, delta) under ``accountant``:
@@ -285,7 +285,8 @@ class PrivacyEngine(opacus.PrivacyEngine):  # type: ignore[misc]  # opacus is un
         batches = len(data_loader)
         accountant = self.accountant.accountant
         sigma = noise_multiplier_for(
-            target_epsilon, target_delta, sampling_rate=1.0 / batches, steps=n_epochs * batches,
+            epsilon=target_epsilon, delta=target_delta, sampling_rate=1.0 / batches,
+            steps=n_epochs * batches,
             accountant=None if accountant == "tightest" else accountant)
         return self.make_private(data_loader=data_loader, noise_multiplier=sigma, **kwargs)
 

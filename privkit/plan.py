@@ -25,7 +25,7 @@ from __future__ import annotations
 import abc
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 import attrs
 import numpy as np
@@ -35,6 +35,7 @@ from privkit import _validation as check
 from privkit.errors import IncompatibleCompositionError
 from privkit.guarantees import Guarantee
 from privkit.neighbouring import Neighbouring
+from privkit.spec import BLOCKS, Kinded, Kinds
 
 __all__ = [
     "Block",
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-class Leaf(abc.ABC):
+class Leaf(Kinded, abc.ABC):
     """A block whose privacy is characterised directly: the leaves of a plan.
 
     Subclasses give the neighbouring relation and every guarantee that holds for one
@@ -59,6 +60,7 @@ class Leaf(abc.ABC):
     """
 
     __slots__ = ()
+    family: ClassVar[Kinds] = BLOCKS
 
     @property
     @abc.abstractmethod
@@ -95,15 +97,12 @@ class Leaf(abc.ABC):
         """``Repeat(self, count)``."""
         return Repeat(self, count)
 
-    @abc.abstractmethod
-    def to_spec(self) -> dict[str, Any]:
-        """This block in privkit's JSON plan format (see :mod:`privkit.plan_spec`)."""
 
-
-class PlanNode(abc.ABC):
+class PlanNode(Kinded, abc.ABC):
     """An inner node of a plan."""
 
     __slots__ = ()
+    family: ClassVar[Kinds] = BLOCKS
 
     @property
     @abc.abstractmethod
@@ -122,10 +121,6 @@ class PlanNode(abc.ABC):
     @abc.abstractmethod
     def label(self) -> str:
         """One line describing this node (without its children)."""
-
-    @abc.abstractmethod
-    def to_spec(self) -> dict[str, Any]:
-        """This node in privkit's JSON plan format (see :mod:`privkit.plan_spec`)."""
 
     def repeat(self, count: int) -> Repeat:
         """``Repeat(self, count)``."""
@@ -188,7 +183,9 @@ class Sequential(PlanNode):
         └── count: PureDP(ε=0.5)
     """
 
-    steps: tuple[Block, ...]
+    kind: ClassVar[str] = "sequential"
+
+    steps: tuple[Block, ...] = attrs.field(metadata={"spec": "blocks"})
 
     def __init__(self, *steps: Block) -> None:
         self.__attrs_init__(_check_children("Sequential", steps))
@@ -199,9 +196,6 @@ class Sequential(PlanNode):
 
     def label(self) -> str:
         return "Sequential"
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"sequential": [b.to_spec() for b in self.steps]}
 
 
 @attrs.frozen(init=False)
@@ -217,7 +211,9 @@ class Parallel(PlanNode):
     ``ADD_REMOVE`` blocks instead.
     """
 
-    parts: tuple[Block, ...]
+    kind: ClassVar[str] = "parallel"
+
+    parts: tuple[Block, ...] = attrs.field(metadata={"spec": "blocks"})
 
     def __init__(self, *parts: Block) -> None:
         self.__attrs_init__(_check_children("Parallel", parts))
@@ -229,9 +225,6 @@ class Parallel(PlanNode):
     def label(self) -> str:
         return "Parallel (disjoint parts)"
 
-    def to_spec(self) -> dict[str, Any]:
-        return {"parallel": [b.to_spec() for b in self.parts]}
-
 
 def _validate_block(instance: Any, attribute: Any, value: Any) -> None:
     _check_block(check.field_name(attribute), value, type(instance).__name__)
@@ -241,7 +234,9 @@ def _validate_block(instance: Any, attribute: Any, value: Any) -> None:
 class Repeat(PlanNode):
     """``block`` run ``count`` times on the same data (``count`` >= 1)."""
 
-    block: Block = attrs.field(validator=_validate_block)
+    kind: ClassVar[str] = "repeat"
+
+    block: Block = attrs.field(validator=_validate_block, metadata={"spec": "block"})
     count: int = attrs.field(validator=check.attrs_validator(check.positive_int))
 
     @property
@@ -250,9 +245,6 @@ class Repeat(PlanNode):
 
     def label(self) -> str:
         return f"Repeat ×{self.count}"
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"repeat": {"count": self.count, "block": self.block.to_spec()}}
 
 
 def _description_validator(instance: Any, attribute: Any, value: Any) -> None:
@@ -267,7 +259,9 @@ class PostProcess(PlanNode):
     of ``block``; the node exists so that plans say what is released.
     """
 
-    block: Block = attrs.field(validator=_validate_block)
+    kind: ClassVar[str] = "post_process"
+
+    block: Block = attrs.field(validator=_validate_block, metadata={"spec": "block"})
     description: str = attrs.field(default="post-processing", validator=_description_validator)
 
     @property
@@ -276,9 +270,6 @@ class PostProcess(PlanNode):
 
     def label(self) -> str:
         return f"PostProcess: {self.description}"
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"post_process": {"description": self.description, "block": self.block.to_spec()}}
 
 
 @attrs.frozen
@@ -289,7 +280,9 @@ class PoissonSubsample(PlanNode):
     analysed under ``ADD_REMOVE``; accountants without such an analysis refuse this node.
     """
 
-    block: Block = attrs.field(validator=_validate_block)
+    kind: ClassVar[str] = "poisson_subsample"
+
+    block: Block = attrs.field(validator=_validate_block, metadata={"spec": "block"})
     sampling_rate: float = attrs.field(validator=check.attrs_validator(check.rate))
 
     @property
@@ -298,10 +291,6 @@ class PoissonSubsample(PlanNode):
 
     def label(self) -> str:
         return f"PoissonSubsample (rate={self.sampling_rate:g})"
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"poisson_subsample": {"sampling_rate": self.sampling_rate,
-                                      "block": self.block.to_spec()}}
 
 
 @attrs.frozen
@@ -313,7 +302,9 @@ class SampleWithoutReplacement(PlanNode):
     ``REPLACE_ONE``; accountants without such an analysis refuse this node.
     """
 
-    block: Block = attrs.field(validator=_validate_block)
+    kind: ClassVar[str] = "sample_without_replacement"
+
+    block: Block = attrs.field(validator=_validate_block, metadata={"spec": "block"})
     sample_size: int = attrs.field(validator=check.attrs_validator(check.positive_int))
     population_size: int = attrs.field(validator=check.attrs_validator(check.positive_int))
 
@@ -330,11 +321,6 @@ class SampleWithoutReplacement(PlanNode):
 
     def label(self) -> str:
         return f"SampleWithoutReplacement ({self.sample_size} of {self.population_size})"
-
-    def to_spec(self) -> dict[str, Any]:
-        return {"sample_without_replacement": {
-            "sample_size": self.sample_size, "population_size": self.population_size,
-            "block": self.block.to_spec()}}
 
 
 def _check_guarantee(instance: Any, attribute: Any, value: Any) -> None:
@@ -362,6 +348,8 @@ class Claimed(Leaf):
         A name for printing and ledgers.
     """
 
+    kind: ClassVar[str] = "claimed"
+
     _guarantee: Guarantee = attrs.field(alias="guarantee", validator=_check_guarantee)
     _relation: Neighbouring = attrs.field(alias="relation", converter=_relation, kw_only=True)
     label: str = attrs.field(default="claimed", kw_only=True, validator=_description_validator)
@@ -372,11 +360,6 @@ class Claimed(Leaf):
 
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (self._guarantee,)
-
-    def to_spec(self) -> dict[str, Any]:
-        from privkit.plan_spec import guarantee_to_spec
-
-        return {"claimed": {"label": self.label, "guarantee": guarantee_to_spec(self._guarantee)}}
 
     def __str__(self) -> str:
         return f"{self.label}: {self._guarantee}"

@@ -26,7 +26,10 @@ where each NODE is an object with exactly one key naming its kind:
 
 The mechanism kinds and their fields are those of
 :func:`privkit.mechanism.registered_mechanisms`; a mechanism defined outside privkit is
-readable as soon as its class is imported.
+readable as soon as its class is imported, or, from an installed package, through the
+entry-point group ``privkit.mechanisms`` (:mod:`privkit.plugins`). Every form is derived
+from the classes' fields (:mod:`privkit.spec`): a guarantee, node or mechanism kind
+defined outside privkit is written and read the same way.
 
 and a guarantee G is one of ``{"pure_dp": {"epsilon": e}}``, ``{"approx_dp": {"epsilon":
 e, "delta": d}}``, ``{"zcdp": {"rho": r}}``, ``{"gdp": {"mu": m}}``, ``{"rdp": {"orders":
@@ -45,28 +48,10 @@ from typing import Any
 
 from privkit import _validation as check
 from privkit.errors import InvalidParameterError
-from privkit.guarantees import (
-    GDP,
-    RDP,
-    ZCDP,
-    ApproxDP,
-    BoundedRange,
-    Guarantee,
-    LaplaceDP,
-    PureDP,
-)
-from privkit.mechanism import mechanism_from_spec, registered_mechanisms
+from privkit.guarantee import Guarantee
 from privkit.neighbouring import Neighbouring
-from privkit.plan import (
-    Block,
-    Claimed,
-    Parallel,
-    PoissonSubsample,
-    PostProcess,
-    Repeat,
-    SampleWithoutReplacement,
-    Sequential,
-)
+from privkit.plan import Block
+from privkit.spec import BLOCKS, GUARANTEES, from_spec, short, to_spec
 
 __all__ = [
     "PlanDocument",
@@ -77,124 +62,24 @@ __all__ = [
     "plan_to_spec",
 ]
 
-_NODES = ("sequential", "parallel", "repeat", "post_process", "poisson_subsample",
-          "sample_without_replacement", "claimed")
-
-
-def _single_key(spec: Any, where: str) -> tuple[str, Any]:
-    if not isinstance(spec, dict) or len(spec) != 1:
-        raise check.fail(where, _short(spec), "an object with exactly one key naming its kind",
-                         "a plan file")
-    ((kind, body),) = spec.items()
-    return kind, body
-
-
-def _short(value: Any) -> str:
-    """What a misplaced part of a plan file is, never what it holds: a plan file may carry
-    data under keys that are not parameters, and an error must not echo it."""
-    if isinstance(value, dict):
-        return f"an object with keys {sorted(map(str, value))}"[:200]
-    if isinstance(value, list):
-        return "a list"
-    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
-
-
-def _fields(body: Any, kind: str, required: set[str], optional: set[str]) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise check.fail(kind, _short(body), "an object", "a plan file")
-    unknown = set(body) - required - optional
-    if unknown:
-        allowed = ", ".join(sorted(required | optional))
-        raise check.fail(kind, _short(body), f"an object with keys among: {allowed}",
-                         "a plan file", f"unknown key(s) {sorted(unknown)}")
-    missing = required - set(body)
-    if missing:
-        raise check.fail(kind, _short(body), f"an object with the key(s) {sorted(missing)}",
-                         "a plan file")
-    return body
-
 
 def guarantee_from_spec(spec: Any) -> Guarantee:
     """Read a guarantee G (see the module docstring)."""
-    kind, body = _single_key(spec, "a guarantee")
-    if kind == "pure_dp":
-        return PureDP(**_fields(body, kind, {"epsilon"}, set()))
-    if kind == "approx_dp":
-        return ApproxDP(**_fields(body, kind, {"epsilon", "delta"}, set()))
-    if kind == "zcdp":
-        return ZCDP(**_fields(body, kind, {"rho"}, set()))
-    if kind == "gdp":
-        return GDP(**_fields(body, kind, {"mu"}, set()))
-    if kind == "rdp":
-        return RDP(**_fields(body, kind, {"orders", "epsilons"}, set()))
-    if kind == "bounded_range":
-        return BoundedRange(**_fields(body, kind, {"eta"}, set()))
-    if kind == "laplace_dp":
-        return LaplaceDP(**_fields(body, kind, {"epsilon"}, set()))
-    raise check.fail("guarantee kind", kind, "one of pure_dp, approx_dp, zcdp, gdp, rdp, "
-                     "bounded_range, laplace_dp", "a plan file")
+    guarantee: Guarantee = from_spec(spec, GUARANTEES)
+    return guarantee
 
 
 def guarantee_to_spec(guarantee: Guarantee) -> dict[str, Any]:
     """Write a guarantee G."""
-    if isinstance(guarantee, PureDP):
-        return {"pure_dp": {"epsilon": guarantee.epsilon}}
-    if isinstance(guarantee, ApproxDP):
-        return {"approx_dp": {"epsilon": guarantee.epsilon, "delta": guarantee.delta}}
-    if isinstance(guarantee, ZCDP):
-        return {"zcdp": {"rho": guarantee.rho}}
-    if isinstance(guarantee, GDP):
-        return {"gdp": {"mu": guarantee.mu}}
-    if isinstance(guarantee, LaplaceDP):
-        return {"laplace_dp": {"epsilon": guarantee.epsilon}}
-    if isinstance(guarantee, BoundedRange):
-        return {"bounded_range": {"eta": guarantee.eta}}
-    if isinstance(guarantee, RDP):
-        return {"rdp": {"orders": list(guarantee.orders), "epsilons": list(guarantee.epsilons)}}
-    raise check.fail("guarantee", guarantee, "a privkit guarantee", "guarantee_to_spec")
-
-
-def _claimed(body: Any, relation: Neighbouring) -> Block:
-    fields = _fields(body, "claimed", {"guarantee"}, {"label"})
-    return Claimed(guarantee_from_spec(fields["guarantee"]), relation=relation,
-                   label=fields.get("label", "claimed"))
+    check.instance("guarantee", guarantee, Guarantee, "guarantee_to_spec")
+    return to_spec(guarantee)
 
 
 def plan_from_spec(spec: Any, *, relation: Neighbouring | str) -> Block:
     """Build a plan from a NODE (see the module docstring) under ``relation``."""
     rel = Neighbouring.parse(relation, owner="plan_from_spec")
-    return _node(spec, rel, "plan")
-
-
-def _node(spec: Any, rel: Neighbouring, where: str) -> Block:
-    kind, body = _single_key(spec, where)
-    if kind in ("sequential", "parallel"):
-        if not isinstance(body, list) or not body:
-            raise check.fail(kind, _short(body), "a non-empty list of blocks", "a plan file")
-        blocks = [_node(b, rel, f"{kind}[{i}]") for i, b in enumerate(body)]
-        return Sequential(*blocks) if kind == "sequential" else Parallel(*blocks)
-    if kind == "repeat":
-        f = _fields(body, kind, {"count", "block"}, set())
-        return Repeat(_node(f["block"], rel, "repeat.block"), f["count"])
-    if kind == "post_process":
-        f = _fields(body, kind, {"block"}, {"description"})
-        return PostProcess(_node(f["block"], rel, "post_process.block"),
-                           f.get("description", "post-processing"))
-    if kind == "poisson_subsample":
-        f = _fields(body, kind, {"sampling_rate", "block"}, set())
-        return PoissonSubsample(_node(f["block"], rel, "poisson_subsample.block"),
-                                f["sampling_rate"])
-    if kind == "sample_without_replacement":
-        f = _fields(body, kind, {"sample_size", "population_size", "block"}, set())
-        return SampleWithoutReplacement(_node(f["block"], rel, f"{kind}.block"),
-                                        f["sample_size"], f["population_size"])
-    if kind == "claimed":
-        return _claimed(body, rel)
-    mechanisms = registered_mechanisms()
-    if kind in mechanisms:
-        return mechanism_from_spec(kind, body, rel)
-    known = ", ".join(sorted([*_NODES, *mechanisms]))
-    raise check.fail(f"block kind at {where}", kind, f"one of: {known}", "a plan file")
+    block: Block = from_spec(spec, BLOCKS, rel, "plan")
+    return block
 
 
 def plan_to_spec(plan: Block) -> dict[str, Any]:
@@ -205,7 +90,7 @@ def plan_to_spec(plan: Block) -> dict[str, Any]:
 class PlanDocument:
     """A plan file read from disk: the plan and the optional delta it names."""
 
-    def __init__(self, plan: Block, delta: float | None) -> None:
+    def __init__(self, plan: Block, *, delta: float | None) -> None:
         self.plan = plan
         self.delta = delta
 
@@ -244,6 +129,23 @@ def _integer(text: str) -> int:
     return int(text)
 
 
+def _document_fields(doc: Any, where: str) -> dict[str, Any]:
+    """The plan document's keys: ``relation`` and ``plan``, optionally ``delta`` and
+    ``description``."""
+    if not isinstance(doc, dict):
+        raise check.fail(where, short(doc), "an object", "a plan file")
+    allowed = {"relation", "plan", "delta", "description"}
+    unknown = sorted(map(str, set(doc) - allowed))
+    if unknown:
+        raise check.fail(where, short(doc), f"an object with keys among {sorted(allowed)}",
+                         "a plan file", f"unknown key(s) {unknown}")
+    missing = sorted({"relation", "plan"} - set(doc))
+    if missing:
+        raise check.fail(where, short(doc), f"an object with the key(s) {missing}",
+                         "a plan file")
+    return doc
+
+
 def load_plan(path: str | Path) -> PlanDocument:
     """Read a plan file (JSON; see the module docstring).
 
@@ -271,8 +173,8 @@ def load_plan(path: str | Path) -> PlanDocument:
         if isinstance(exc, InvalidParameterError):
             raise
         raise InvalidParameterError(f"{path} is not a readable plan file: {exc}") from exc
-    fields = _fields(doc, str(path), {"relation", "plan"}, {"delta", "description"})
+    fields = _document_fields(doc, str(path))
     delta = fields.get("delta")
     if delta is not None:
         delta = check.delta("delta", delta, str(path))
-    return PlanDocument(plan_from_spec(fields["plan"], relation=fields["relation"]), delta)
+    return PlanDocument(plan_from_spec(fields["plan"], relation=fields["relation"]), delta=delta)

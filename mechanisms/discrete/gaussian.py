@@ -71,11 +71,11 @@ class DiscreteGaussian(AdditiveMechanism):
         owner = "DiscreteGaussian.for_approx_dp"
         eps = check.positive_finite("epsilon", epsilon, owner)
         dlt = check.open_unit("delta", delta, owner)
-        return cls.for_zcdp(zcdp_rho_for_approx_dp(eps, dlt), sensitivity=sensitivity,
+        return cls.for_zcdp(zcdp_rho_for_approx_dp(epsilon=eps, delta=dlt), sensitivity=sensitivity,
                             relation=relation)
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Counts 0 and 1 under ADD_REMOVE."""
         mech = cls.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=1.0,
                                  relation=Neighbouring.ADD_REMOVE)
@@ -84,13 +84,13 @@ class DiscreteGaussian(AdditiveMechanism):
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (ZCDP(rho=self.sensitivity.value**2 / (2.0 * self.noise_scale**2)),)
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         return as_integers(value, owner)
 
     clamp_bound = DiscreteLaplace.clamp_bound
 
-    def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                 **options: Any) -> NDArray[np.int64]:
+    def safe_sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                    **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
         # 20 bits of relative precision keep the sampler's exact integer arithmetic in int64
         # for sigma up to ~40,000 (beyond, it switches to Python integers, still exact).
@@ -98,8 +98,8 @@ class DiscreteGaussian(AdditiveMechanism):
         noise = discrete_gaussian(rng, sigma2, math.prod(full)).reshape(full)
         return add_integer_noise(value, noise, f"{type(self).__name__}.release")
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.int64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
         noise = np.rint(rng.standard_normal(full) * self.noise_scale)
         return add_integer_noise(value, noise, f"{type(self).__name__}.simulate")

@@ -88,7 +88,7 @@ class DiscreteLaplace(AdditiveMechanism):
         return cls.for_epsilon(epsilon, sensitivity=histogram_sensitivity(Norm.L1, relation))
 
     @classmethod
-    def worst_case(cls, epsilon: float, delta: float) -> WorstCase:
+    def worst_case(cls, *, epsilon: float, delta: float) -> WorstCase:
         """Counts 0 and 1 under ADD_REMOVE."""
         mech = cls.for_epsilon(epsilon, sensitivity=1.0, relation=Neighbouring.ADD_REMOVE)
         return WorstCase(mech, 0, 1)
@@ -96,7 +96,7 @@ class DiscreteLaplace(AdditiveMechanism):
     def guarantees(self) -> tuple[Guarantee, ...]:
         return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
-    def _prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
+    def prepare(self, value: ArrayLike, owner: str) -> NDArray[np.int64]:
         return as_integers(value, owner)
 
     def clamp_bound(self, dimension: int = 1, *, integer_valued: bool = False) -> float:
@@ -105,14 +105,14 @@ class DiscreteLaplace(AdditiveMechanism):
         ``privkit.mechanism``)."""
         return float(INTEGER_BOUND)
 
-    def _release(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                 **options: Any) -> NDArray[np.int64]:
+    def safe_sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+                    **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
         noise = discrete_laplace(rng, at_least(self.noise_scale), math.prod(full))
         return add_integer_noise(value, noise.reshape(full), f"{type(self).__name__}.release")
 
-    def _sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
-                **options: Any) -> NDArray[np.int64]:
+    def sample(self, value: NDArray[Any], rng: np.random.Generator, shape: tuple[int, ...],
+               **options: Any) -> NDArray[np.int64]:
         full = shape + value.shape
         p = -math.expm1(-1.0 / self.noise_scale)
         return add_integer_noise(value, rng.geometric(p, full) - rng.geometric(p, full),

@@ -54,7 +54,7 @@ class AdvancedComposition(Guarantee):
         candidates = [total]
         if len(self.runs) == 1:
             e, _, n = self.runs[0]
-            candidates.append(composition.drv_epsilon(e, n, slack))
+            candidates.append(composition.drv_epsilon(epsilon=e, count=n, delta_slack=slack))
         candidates.append(composition.kov_heterogeneous_epsilon(
             [e for e, _, _ in self.runs], slack, counts=[n for _, _, n in self.runs]))
         return min(candidates)

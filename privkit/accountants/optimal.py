@@ -36,11 +36,13 @@ class OptimalComposition(Guarantee):
 
     def epsilon_at(self, delta: float) -> float:
         d = check.delta("delta", delta, "OptimalComposition.epsilon_at")
-        return composition.optimal_homogeneous_epsilon(self.epsilon, self.delta, self.count, d)
+        return composition.optimal_homogeneous_epsilon(epsilon=self.epsilon, delta=self.delta,
+                                                       count=self.count, target_delta=d)
 
     def delta_at(self, epsilon: float) -> float:
         e = check.nonnegative("epsilon", epsilon, "OptimalComposition.delta_at")
-        return composition.optimal_homogeneous_delta(self.epsilon, self.delta, self.count, e)
+        return composition.optimal_homogeneous_delta(epsilon=self.epsilon, delta=self.delta,
+                                                     count=self.count, target_epsilon=e)
 
     def _is_implied_by(self, other: Guarantee) -> bool:
         return False  # a composition record, not a budget

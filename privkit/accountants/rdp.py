@@ -137,9 +137,9 @@ class RDPAccountant(Accountant[Curve]):
             return None
         curve = evidence.renyi_lower(self.orders)
         if epsilon is not None:
-            return conversions.rdp_to_delta(self.orders, curve, epsilon)[0]
+            return conversions.rdp_to_delta(self.orders, curve, epsilon=epsilon)[0]
         assert delta is not None
-        return conversions.rdp_to_epsilon(self.orders, curve, delta)[0]
+        return conversions.rdp_to_epsilon(self.orders, curve, delta=delta)[0]
 
     def curve(self, plan: Block) -> Curve:
         """The plan's RDP bound on this accountant's orders."""

@@ -84,19 +84,19 @@ class ZCDPAccountant(Accountant[float]):
         if not rho > 0.0:
             return None
         if epsilon is not None:
-            return conversions.zcdp_to_delta(rho, epsilon) if math.isfinite(rho) else 1.0
+            return conversions.zcdp_to_delta(rho, epsilon=epsilon) if math.isfinite(rho) else 1.0
         assert delta is not None
-        return conversions.zcdp_to_epsilon(rho, delta) if math.isfinite(rho) else math.inf
+        return conversions.zcdp_to_epsilon(rho, delta=delta) if math.isfinite(rho) else math.inf
 
     # -- budget filters ----------------------------------------------------------------------
 
-    def filter_limit(self, epsilon: float, delta: float) -> Any:
+    def filter_limit(self, *, epsilon: float, delta: float) -> Any:
         """The largest rho whose (epsilon, delta) conversion fits the limit (refused for a
         pure-DP limit: zCDP implies no pure-DP guarantee)."""
         if delta == 0.0:
             raise check.fail("delta", delta, "> 0 for a zCDP filter", "BudgetFilter",
                              "zCDP implies no pure-DP guarantee")
-        return (epsilon, delta, conversions.zcdp_rho_for_approx_dp(epsilon, delta))
+        return (epsilon, delta, conversions.zcdp_rho_for_approx_dp(epsilon=epsilon, delta=delta))
 
     def filter_fits(self, total: float, limit: Any, slack: float) -> bool:
         return bool(total <= limit[2] * (1.0 + slack))
@@ -104,7 +104,7 @@ class ZCDPAccountant(Accountant[float]):
     def filter_spent(self, total: float | None, limit: Any) -> tuple[float, float]:
         if not total:
             return 0.0, 0.0
-        return conversions.zcdp_to_epsilon(total, limit[1]), limit[1]
+        return conversions.zcdp_to_epsilon(total, delta=limit[1]), limit[1]
 
     def filter_remaining(self, total: float | None, limit: Any, slack: float,
                          relation: Neighbouring) -> tuple[float, float]:

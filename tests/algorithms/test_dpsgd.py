@@ -233,7 +233,7 @@ def test_make_private_with_epsilon_spends_the_target_by_the_tightest_accountant(
     assert 0.99 * 2.0 <= spent <= 2.0
     assert spent == tightest(engine.accountant.plan(), delta=1e-5).epsilon
     sigma = optimizer.noise_multiplier
-    assert sigma == noise_multiplier_for(2.0, 1e-5, sampling_rate=1 / 8, steps=16)
+    assert sigma == noise_multiplier_for(epsilon=2.0, delta=1e-5, sampling_rate=1 / 8, steps=16)
     assert tightest(dp_sgd_plan(0.99 * sigma, 1 / 8, 16), delta=1e-5).epsilon > 2.0
 
 
@@ -270,9 +270,9 @@ def test_tightest_calibration_is_the_smallest_per_accountant_multiplier():
     from privkit.opacus_accountant import noise_multiplier_for
 
     kw = dict(sampling_rate=0.05, steps=40)
-    best = noise_multiplier_for(2.0, 1e-5, **kw)
-    pld = noise_multiplier_for(2.0, 1e-5, accountant=PLDAccountant(), **kw)
-    rdp = noise_multiplier_for(2.0, 1e-5, accountant=RDPAccountant(), **kw)
+    best = noise_multiplier_for(epsilon=2.0, delta=1e-5, **kw)
+    pld = noise_multiplier_for(epsilon=2.0, delta=1e-5, accountant=PLDAccountant(), **kw)
+    rdp = noise_multiplier_for(epsilon=2.0, delta=1e-5, accountant=RDPAccountant(), **kw)
     assert best == pytest.approx(min(pld, rdp), rel=2e-6)
     assert pld < rdp  # PLD is the tighter analysis here
     with warnings.catch_warnings():
@@ -304,4 +304,4 @@ def test_privacy_engine_refuses_bad_arguments():
                                          data_loader=loader, target_epsilon=1.0,
                                          target_delta=1e-5, epochs=1, max_grad_norm=1.0)
     with pytest.raises(ValueError, match="`accountant` must be a privkit Accountant"):
-        noise_multiplier_for(1.0, 1e-5, sampling_rate=0.1, steps=10, accountant="rdp")
+        noise_multiplier_for(epsilon=1.0, delta=1e-5, sampling_rate=0.1, steps=10, accountant="rdp")

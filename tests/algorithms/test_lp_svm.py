@@ -68,7 +68,7 @@ def test_paper_step_epsilon_value():
     step = paper_step_epsilon(1.0, 100, 1e-5)
     assert step == pytest.approx(1.0 / math.sqrt(800 * 11.512925465), rel=1e-9)
     assert step == pytest.approx(0.0104198, rel=1e-5)
-    assert reijden_composition_epsilon(step, 100, 1e-5) == pytest.approx(1.0)
+    assert reijden_composition_epsilon(epsilon=step, count=100, delta=1e-5) == pytest.approx(1.0)
 
 
 @pytest.fixture(scope="module")

@@ -410,7 +410,7 @@ def _svt_with_value(eps_svt=0.5, eps_value=0.5):
     NumericSparse): (eps_svt + eps_value)-DP. Its pair is SparseVector's worst case."""
     from privkit.mechanisms import SparseVector
 
-    worst = SparseVector.worst_case(eps_svt, 0.0)
+    worst = SparseVector.worst_case(epsilon=eps_svt, delta=0.0)
     svt, scale = worst.mechanism, 1.0 / eps_value
 
     def system(q, rng, size):

@@ -157,7 +157,7 @@ def test_for_trials_reaches_every_wrapped_distinguisher():
 def test_analyze_gauss_pair_is_one_entry_at_the_sensitivity():
     """The 1 x 1 worst case moves the upper triangle by exactly the declared L2
     sensitivity (as e_1 e_1^T does in any dimension)."""
-    worst = AnalyzeGauss.worst_case(1.0, 1e-5)
+    worst = AnalyzeGauss.worst_case(epsilon=1.0, delta=1e-5)
     diff = np.asarray(worst.second) - np.asarray(worst.first)
     assert diff.shape == (1, 1)
     assert float(np.linalg.norm(diff[np.triu_indices(1)])) == pytest.approx(

@@ -16,7 +16,7 @@ from privkit.mechanisms import Exponential, PermuteAndFlip, ReportNoisyMax, Spar
 def test_sparse_vector_ceiling_matches_quadrature(epsilon):
     """The pair's exact epsilon (trapezoid rule in worst_case) equals scipy's adaptive
     quadrature of the same integral to 1e-6."""
-    worst = SparseVector.worst_case(epsilon, 0.0)
+    worst = SparseVector.worst_case(epsilon=epsilon, delta=0.0)
     svt, m = worst.mechanism, len(worst.first) - 1
 
     def law(shift):
@@ -37,7 +37,7 @@ def test_exponential_ceiling_closed_form():
     """Gumbel-max selection: P'[0] = e^(eps/2) / (e^(eps/2) + (k-1) e^(-eps/2)) (McSherry
     and Talwar's probabilities), so the pair's epsilon is log(k P'[0])."""
     for epsilon in (0.1, 1.0, 4.0):
-        worst = Exponential.worst_case(epsilon, 0.0)
+        worst = Exponential.worst_case(epsilon=epsilon, delta=0.0)
         k = len(worst.first)
         p = math.exp(epsilon / 2) / (math.exp(epsilon / 2) + (k - 1) * math.exp(-epsilon / 2))
         assert worst.ceiling == pytest.approx(min(1.0, math.log(k * p) / epsilon), rel=1e-9)
@@ -48,7 +48,7 @@ def test_noisy_max_ceilings_match_monte_carlo(cls):
     """The win probability behind the ceiling (an integral) agrees with 100,000 seeded
     draws of the mechanism on D' to within 5 standard errors (false-failure rate below
     1e-6)."""
-    worst = cls.worst_case(1.0, 0.0)
+    worst = cls.worst_case(epsilon=1.0, delta=0.0)
     k = len(worst.first)
     draws = worst.mechanism.simulate(worst.second, rng=0, size=100_000)
     observed = float(np.mean(draws == 0))

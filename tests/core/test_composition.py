@@ -45,12 +45,14 @@ def pure(eps):
 def test_hand_computed_closed_forms():
     """100 blocks of pure 0.1 at delta 1e-5: optimal 4.3068, Dwork-Rothblum-Vadhan 5.8502
     (hand computation: sqrt(200 ln 1e5) 0.1 + 10 (e^0.1 - 1) = 4.7985 + 1.0517)."""
-    assert round(optimal_homogeneous_epsilon(0.1, 0.0, 100, 1e-5), 4) == 4.3068
-    assert round(drv_epsilon(0.1, 100, 1e-5), 4) == 5.8502
+    assert round(optimal_homogeneous_epsilon(epsilon=0.1, delta=0.0, count=100, target_delta=1e-5),
+                 4) == 4.3068
+    assert round(drv_epsilon(epsilon=0.1, count=100, delta_slack=1e-5), 4) == 5.8502
     plan = Repeat(pure(0.1), 100)
     assert round(OptimalAccountant().epsilon(plan, delta=1e-5), 4) == 4.3068
     assert AdvancedAccountant().epsilon(plan, delta=1e-5) == pytest.approx(
-        min(10.0, drv_epsilon(0.1, 100, 1e-5), kov_heterogeneous_epsilon([0.1] * 100, 1e-5)))
+        min(10.0, drv_epsilon(epsilon=0.1, count=100, delta_slack=1e-5),
+            kov_heterogeneous_epsilon([0.1] * 100, 1e-5)))
 
 
 def test_optimal_delta_is_the_binomial_sum_for_two_blocks():
@@ -58,7 +60,8 @@ def test_optimal_delta_is_the_binomial_sum_for_two_blocks():
     masses; delta at 0 is p^2 - q^2 (direct computation)."""
     e = 0.7
     p, q = math.exp(e) / (1 + math.exp(e)), 1 / (1 + math.exp(e))
-    assert optimal_homogeneous_delta(e, 0.0, 2, 0.0) == pytest.approx(p * p - q * q, rel=1e-12)
+    assert optimal_homogeneous_delta(epsilon=e, delta=0.0, count=2,
+                                     target_epsilon=0.0) == pytest.approx(p * p - q * q, rel=1e-12)
 
 
 @settings(max_examples=25)
@@ -90,8 +93,10 @@ def test_optimal_refuses_heterogeneous_plans():
 def test_seed003_form_is_valid_only_for_small_epsilon():
     """Van der Reijden's sqrt(8 T log 1/delta) eps exceeds the exact DRV bound for small eps
     (so it is valid there) and undercounts it for large eps (so privkit never uses it)."""
-    assert reijden_composition_epsilon(0.01, 100, 1e-5) >= drv_epsilon(0.01, 100, 1e-5)
-    assert reijden_composition_epsilon(2.0, 100, 1e-5) < drv_epsilon(2.0, 100, 1e-5)
+    assert (reijden_composition_epsilon(epsilon=0.01, count=100, delta=1e-5)
+            >= drv_epsilon(epsilon=0.01, count=100, delta_slack=1e-5))
+    assert (reijden_composition_epsilon(epsilon=2.0, count=100, delta=1e-5)
+            < drv_epsilon(epsilon=2.0, count=100, delta_slack=1e-5))
 
 
 class TestGDPAccountant:
@@ -122,7 +127,8 @@ def test_advanced_spends_only_the_slack_left_by_the_blocks_deltas():
     k, e, d0, target = 20, 0.1, 1e-7, 1e-5
     plan = Repeat(Claimed(ApproxDP(epsilon=e, delta=d0), relation=A), k)
     slack = 1 - (1 - target) / (1 - d0) ** k
-    expected = min(k * e, drv_epsilon(e, k, slack), kov_heterogeneous_epsilon([e] * k, slack))
+    expected = min(k * e, drv_epsilon(epsilon=e, count=k, delta_slack=slack),
+                   kov_heterogeneous_epsilon([e] * k, slack))
     assert AdvancedAccountant().epsilon(plan, delta=target) == pytest.approx(expected,
                                                                              rel=1e-9)
     # the blocks' own deltas exceed a smaller target: nothing is certified
@@ -141,7 +147,7 @@ def test_optimal_delta_for_many_runs_bounds_the_exact_sum():
     ell = np.arange(k + 1)
     terms = stats.binom.pmf(ell, k, 1 - p) - math.exp(t) * stats.binom.pmf(ell, k, p)
     exact = 1 - (1 - 1e-9) ** k * (1 - float(np.sum(np.maximum(terms, 0.0))))
-    ours = optimal_homogeneous_delta(e, 1e-9, k, t)
+    ours = optimal_homogeneous_delta(epsilon=e, delta=1e-9, count=k, target_epsilon=t)
     assert exact * (1 - 1e-12) <= ours <= exact * (1 + 1e-6)
 
 
@@ -166,8 +172,10 @@ def test_optimal_composition_of_huge_epsilons_does_not_overflow():
     800-DP runs are exactly 1600-DP, and at a positive delta no worse."""
     from privkit.composition import optimal_homogeneous_delta, optimal_homogeneous_epsilon
 
-    assert optimal_homogeneous_delta(800.0, 0.0, 2, 1600.0) == 0.0
-    assert optimal_homogeneous_epsilon(800.0, 0.0, 2, 1e-5) <= 1600.0
+    assert optimal_homogeneous_delta(epsilon=800.0, delta=0.0, count=2,
+                                     target_epsilon=1600.0) == 0.0
+    assert optimal_homogeneous_epsilon(epsilon=800.0, delta=0.0, count=2,
+                                       target_delta=1e-5) <= 1600.0
 
 
 @pytest.mark.parametrize(("epsilon", "count", "target"),
@@ -184,10 +192,11 @@ def test_optimal_delta_of_pure_runs_is_positive_below_k_epsilon(epsilon, count, 
                                                          - mpmath.e ** target * p ** j
                                                          * q ** (count - j)), 0)
                         for j in range(count + 1))
-    ours = optimal_homogeneous_delta(epsilon, 0.0, count, target)
+    ours = optimal_homogeneous_delta(epsilon=epsilon, delta=0.0, count=count, target_epsilon=target)
     assert ours > 0.0
     assert ours == pytest.approx(float(exact), rel=1e-9)
-    assert optimal_homogeneous_epsilon(epsilon, 0.0, count, 0.0) == count * epsilon
+    assert optimal_homogeneous_epsilon(epsilon=epsilon, delta=0.0, count=count,
+                                       target_delta=0.0) == count * epsilon
     assert OptimalAccountant().epsilon(Repeat(pure(epsilon), count), delta=0.0) == pytest.approx(
         count * epsilon)
 
@@ -196,6 +205,9 @@ def test_optimal_delta_rounds_an_underflow_up():
     """Below k eps the delta is positive even when it is below the smallest float; the
     answer is then that float (an upper bound), never 0; at k eps it is exactly 0."""
     # only l = 0 is live: p^k (1 - e^(t - k eps)) = e^(-1383) or so, below 5e-324
-    assert optimal_homogeneous_delta(0.01, 0.0, 2000, 19.999) == math.ulp(0.0)
-    assert optimal_homogeneous_delta(0.01, 0.0, 2000, 20.0) == 0.0
-    assert optimal_homogeneous_epsilon(0.1, 1e-9, 10, 0.0) == math.inf
+    assert optimal_homogeneous_delta(epsilon=0.01, delta=0.0, count=2000,
+                                     target_epsilon=19.999) == math.ulp(0.0)
+    assert optimal_homogeneous_delta(epsilon=0.01, delta=0.0, count=2000,
+                                     target_epsilon=20.0) == 0.0
+    assert optimal_homogeneous_epsilon(epsilon=0.1, delta=1e-9, count=10,
+                                       target_delta=0.0) == math.inf

@@ -54,7 +54,7 @@ def test_noise_multiplier_calibration_round_trips():
     """The calibrated noise multiplier meets the target and 1% less does not."""
     from privkit.opacus_accountant import _step_plan
 
-    sigma = noise_multiplier_for(2.0, 1e-5, sampling_rate=0.02, steps=200)
+    sigma = noise_multiplier_for(epsilon=2.0, delta=1e-5, sampling_rate=0.02, steps=200)
     assert PLDAccountant().epsilon(_step_plan(sigma, 0.02, 200), delta=1e-5) <= 2.0
     assert PLDAccountant().epsilon(_step_plan(0.99 * sigma, 0.02, 200), delta=1e-5) > 2.0
 

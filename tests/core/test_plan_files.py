@@ -47,10 +47,10 @@ def test_a_good_file_still_reads(tmp_path):
 
 
 @pytest.mark.parametrize(("call", "fragment"), [
-    (lambda: conversions.zcdp_to_epsilon(-1.0, 1e-5), "`rho`"),
-    (lambda: conversions.zcdp_to_epsilon(0.5, 1.5), "`delta`"),
-    (lambda: conversions.zcdp_to_delta(float("nan"), 1.0), "`rho`"),
-    (lambda: conversions.zcdp_to_delta(0.5, -1.0), "`epsilon`"),
+    (lambda: conversions.zcdp_to_epsilon(-1.0, delta=1e-5), "`rho`"),
+    (lambda: conversions.zcdp_to_epsilon(0.5, delta=1.5), "`delta`"),
+    (lambda: conversions.zcdp_to_delta(float("nan"), epsilon=1.0), "`rho`"),
+    (lambda: conversions.zcdp_to_delta(0.5, epsilon=-1.0), "`epsilon`"),
 ])
 def test_conversions_validate_their_arguments(call, fragment):
     """zcdp_to_epsilon(-1, 1e-5) used to return 0; now it names the parameter."""

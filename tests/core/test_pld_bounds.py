@@ -55,7 +55,8 @@ def test_blocks_with_their_own_delta_match_kov(epsilon, delta, count):
     bounds bracket it and its upper bound is within 1%."""
     block = Claimed(ApproxDP(epsilon=epsilon, delta=delta) if delta else PureDP(
         epsilon=epsilon), relation=A)
-    exact = optimal_homogeneous_epsilon(epsilon, delta, count, 1e-5)
+    exact = optimal_homogeneous_epsilon(epsilon=epsilon, delta=delta, count=count,
+                                        target_delta=1e-5)
     lower, upper = PLDAccountant().bounds(Repeat(block, count), delta=1e-5)
     assert lower <= exact * (1 + 1e-9)
     assert exact <= upper * (1 + 1e-9)

@@ -51,7 +51,7 @@ def mechanism_case(kind: str) -> tuple[Any, Any, dict[str, Any]]:
     if kind == "objective_perturbation":
         return ObjectivePerturbation.for_epsilon(1.0, curvature=1.0, n_samples=50,
                                                  regularization=0.1), 3, {}
-    worst = registered_mechanisms()[kind].worst_case(1.0, 1e-5)
+    worst = registered_mechanisms()[kind].worst_case(epsilon=1.0, delta=1e-5)
     return worst.mechanism, worst.first, worst.options
 
 

@@ -40,11 +40,11 @@ class UserCount(AdditiveMechanism):
     def guarantees(self):
         return (PureDP(epsilon=self.sensitivity.value / self.noise_scale),)
 
-    def _standard_noise(self, query_ndim):
+    def standard_noise(self, query_ndim):
         return standard_laplace
 
     @classmethod
-    def worst_case(cls, epsilon, delta):
+    def worst_case(cls, *, epsilon, delta):
         one = Sensitivity(value=1.0, norm="l1", relation="add_remove")
         return WorstCase(cls(noise_scale=1.0 / epsilon, sensitivity=one), 0.0, 1.0)
 

@@ -34,7 +34,7 @@ def test_laplace_family_is_its_scalar_conversion(params, ts):
     grid = LAPLACE((np.array(params)[:, None],), np.array(ts)[None, :])
     for i, e in enumerate(params):
         for j, t in enumerate(ts):
-            assert _close(float(grid[i, j]), conversions.laplace_delta(e, t))
+            assert _close(float(grid[i, j]), conversions.laplace_delta(epsilon=e, target_epsilon=t))
 
 
 @settings(max_examples=60, deadline=None)
@@ -53,7 +53,7 @@ def test_gaussian_family_is_its_scalar_conversion(params, ts):
     grid = GAUSSIAN((np.array(params)[:, None],), np.array(ts)[None, :])
     for i, mu in enumerate(params):
         for j, t in enumerate(ts):
-            assert _close(float(grid[i, j]), conversions.gdp_delta(mu, t))
+            assert _close(float(grid[i, j]), conversions.gdp_delta(mu, epsilon=t))
 
 
 @settings(max_examples=60, deadline=None)
@@ -65,7 +65,8 @@ def test_randomized_response_family_is_its_scalar_conversion(params, ts):
     grid = RANDOMIZED_RESPONSE((eps, delta), np.array(ts)[None, :])
     for i, (e, d) in enumerate(params):
         for j, t in enumerate(ts):
-            assert _close(float(grid[i, j]), conversions.approx_dp_delta(e, d, t))
+            assert _close(float(grid[i, j]), conversions.approx_dp_delta(epsilon=e, delta=d,
+                                                                         target_epsilon=t))
 
 
 @settings(max_examples=80, deadline=None)

@@ -76,7 +76,7 @@ def test_every_page_of_the_guide_has_examples() -> None:
     """The runs above are not vacuous: every concept and how-to page shows code, and
     both groups hold pages."""
     guides = sorted((DOCS / "how-to").glob("*.md")) + sorted((DOCS / "concepts").glob("*.md"))
-    assert len(guides) == 11
+    assert len(guides) == 12
     assert all(blocks(page) for page in guides), [p.name for p in guides if not blocks(p)]
     assert all(GROUPS.values())
 

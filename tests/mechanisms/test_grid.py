@@ -512,11 +512,11 @@ class TestRelease:
         ag = AnalyzeGauss(noise_scale=1.0, row_norm_bound=1.0, relation=A)
         l2 = L2Laplace.for_epsilon(1.0, sensitivity=1.0, relation=A)
         for ndim in (0, 1, 2):
-            assert lap._standard_noise(ndim) is standard_laplace
-            assert gau._standard_noise(ndim) is standard_normal
-            assert ag._standard_noise(ndim) is standard_normal
-            assert l2._standard_noise(ndim) is l2_laplace_noise(ndim)
-        assert l2._standard_noise(0) is standard_laplace
+            assert lap.standard_noise(ndim) is standard_laplace
+            assert gau.standard_noise(ndim) is standard_normal
+            assert ag.standard_noise(ndim) is standard_normal
+            assert l2.standard_noise(ndim) is l2_laplace_noise(ndim)
+        assert l2.standard_noise(0) is standard_laplace
 
 
 @pytest.mark.parametrize("seed", range(4))

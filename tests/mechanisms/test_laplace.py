@@ -81,7 +81,8 @@ def test_rdp_equals_numerical_renyi_divergence():
 
         value = sum(integrate.quad(integrand, lo, hi, epsabs=1e-13)[0]
                     for lo, hi in ((-60, 0), (0, 1), (1, 60)))
-        assert laplace_rdp(1 / b, [a])[0] == pytest.approx(math.log(value) / (a - 1), rel=1e-8)
+        assert laplace_rdp(epsilon=1 / b,
+                           orders=[a])[0] == pytest.approx(math.log(value) / (a - 1), rel=1e-8)
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.3, 0.79])

@@ -52,7 +52,7 @@ def built_in(kind):
         m = ObjectivePerturbation.for_epsilon(1.0, curvature=1.0, n_samples=100,
                                               regularization=0.1)
         return m, 3, {}
-    worst = registered_mechanisms()[kind].worst_case(1.0, 1e-5)
+    worst = registered_mechanisms()[kind].worst_case(epsilon=1.0, delta=1e-5)
     return worst.mechanism, worst.first, worst.options
 
 

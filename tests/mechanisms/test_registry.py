@@ -16,7 +16,7 @@ ALPHA = 1e-3
 
 
 def example(kind):
-    worst = registered_mechanisms()[kind].worst_case(1.0, 1e-6)
+    worst = registered_mechanisms()[kind].worst_case(epsilon=1.0, delta=1e-6)
     if worst is None:
         pytest.skip(f"{kind} has no worst case to build an example from")
     return worst

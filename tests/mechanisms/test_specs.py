@@ -25,7 +25,7 @@ KINDS = sorted(registered_mechanisms())
 def example(kind):
     """A calibrated instance of the mechanism registered as ``kind``."""
     cls = registered_mechanisms()[kind]
-    worst = cls.worst_case(1.0, 1e-6)
+    worst = cls.worst_case(epsilon=1.0, delta=1e-6)
     if worst is None:
         pytest.skip(f"{kind} has no worst case to build an example from")
     return worst.mechanism

@@ -89,7 +89,7 @@ def test_worst_case_pair_reaches_the_claim_exactly(epsilon):
     claim, and never above it."""
     from scipy import integrate, optimize
 
-    case = StabilityHistogram.worst_case(epsilon, 1e-5)
+    case = StabilityHistogram.worst_case(epsilon=epsilon, delta=1e-5)
     mech, claim = case.mechanism, case.mechanism.guarantees()[0]
     noise = stats.laplace(scale=mech.noise_scale)
     tau = mech.threshold
