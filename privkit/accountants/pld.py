@@ -405,8 +405,9 @@ class PLDAccountant(Accountant[Terms]):
                 shared_up += up
                 shared_lo += lo
             remove = shared_up + [s.groups(h, tail, False, 0)[0] for s in singles]
-            theta = question.theta(Tilts.of(remove), 0)
-            tilts = Tilts.of(remove).around(remove, theta)
+            tilts = Tilts.of(remove)
+            theta = question.theta(tilts, 0)
+            tilts = tilts.around(remove, theta)
             first, last = tilts.window(question.window_tail, theta)
             if last - first + 1 <= self.max_points:
                 break
