@@ -76,11 +76,12 @@ def log_weighted_sums(pmf: NDArray[np.float64], losses: NDArray[np.float64],
         out: NDArray[np.float64] = np.log(sums) + centre
     unsafe = ~(sums >= SAFE_SUM)
     unsafe &= np.any(rows > 0, axis=1)[:, None]
-    for r, i in zip(*np.nonzero(unsafe), strict=True):
+    for r in np.flatnonzero(np.any(unsafe, axis=1)):
+        redo = unsafe[r]
         with np.errstate(divide="ignore"):
-            z = np.log(rows[r]) + t[i] * losses
-        top = float(np.max(z))
-        out[r, i] = top + math.log(float(np.sum(np.exp(z - top))))
+            z = np.log(rows[r])[None, :] + np.outer(t[redo], losses)
+        top = np.max(z, axis=1)
+        out[r, redo] = top + np.log(np.sum(np.exp(z - top[:, None]), axis=1))
     return out
 
 
