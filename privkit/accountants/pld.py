@@ -24,6 +24,7 @@ import numpy as np
 from privkit import _leaves
 from privkit import _validation as check
 from privkit._pld_fft import Group, Tilts, compose
+from privkit._profiles import Family
 from privkit.accountant import Accountant
 from privkit.accountants._pld_question import Question, best
 from privkit.accountants._pld_rows import Batch, Single
@@ -271,11 +272,12 @@ class PLDAccountant(Accountant[Terms]):
 
     def _parts(self, atoms: list[tuple[Atom, int]], question: Question, runs: int
                ) -> tuple[list[Batch], list[Single]]:
-        families: dict[str, list[tuple[LeafAtom, int]]] = {}
+        families: dict[str, tuple[Family, list[tuple[LeafAtom, int, tuple[float, ...]]]]] = {}
         singles = []
         for atom, count in atoms:
             if isinstance(atom, LeafAtom):
-                families.setdefault(atom.family[0].name, []).append((atom, count))
+                family, params = atom.family  # built once per atom: a wide plan has many
+                families.setdefault(family.name, (family, []))[1].append((atom, count, params))
             elif isinstance(atom, Composed):
                 assert question.tilts is not None
                 nested = question.inner(_runs(atom.block) / runs, question.tilts)
@@ -285,7 +287,7 @@ class PLDAccountant(Accountant[Terms]):
                 nested = question.inner(1.0, (0.0, 0.0))
                 curves = atom.profiles(functools.partial(self._curves, question=nested))
                 singles.append(Single(atom, count, curves))
-        batches = [Batch(group[0][0].family[0], group) for group in families.values()]
+        batches = [Batch(family, group) for family, group in families.values()]
         return batches, singles
 
     def _first_step(self, batches: list[Batch], singles: list[Single]) -> float:
