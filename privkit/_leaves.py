@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import gc
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,14 +32,23 @@ _MEMO: contextvars.ContextVar[dict[tuple[int, str], tuple[Leaf, Any]] | None] = 
 
 @contextlib.contextmanager
 def shared() -> Iterator[None]:
-    """Within this block, each leaf's guarantees are built once (nested blocks share)."""
+    """Within this block, each leaf's guarantees are built once (nested blocks share),
+    and the cyclic garbage collector is paused: a wide plan's accounting allocates a few
+    objects per leaf, none in reference cycles, and each of the collections those
+    allocations trigger would walk every live object (the plan's leaves, their
+    guarantees) again: a third of the time of a 100,000-leaf plan."""
     if _MEMO.get() is not None:
         yield
         return
     token = _MEMO.set({})
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
     try:
         yield
     finally:
+        if collecting:
+            gc.enable()
         _MEMO.reset(token)
 
 

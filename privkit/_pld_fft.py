@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit._pld_grid import Rows
-from privkit.pld import PrivacyLossDistribution
+from privkit.pld import SAFE_SUM, PrivacyLossDistribution, log_weighted_sums
 
 __all__ = ["Group", "Tilts", "compose", "log_mgf"]
 
@@ -71,17 +71,7 @@ class Group:
 def log_mgf(rows: Rows, tilts: Array = TILTS) -> Array:
     """``log sum_j p_rj e^(t l_j)`` for each row r and tilt t (``-inf`` for an empty row):
     shape (n, len(tilts)). The mass at +infinity is not included."""
-    losses = rows.losses
-    with np.errstate(divide="ignore"):
-        log_p = np.log(rows.pmf)
-    out = np.empty((rows.pmf.shape[0], tilts.size))
-    for i, t in enumerate(tilts):
-        z = log_p + t * losses
-        top = np.max(z, axis=1)
-        safe = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(divide="ignore"):
-            out[:, i] = safe + np.log(np.sum(np.exp(z - safe[:, None]), axis=1))
-    return out
+    return log_weighted_sums(rows.pmf, rows.losses, tilts)
 
 
 @attrs.frozen
@@ -194,16 +184,30 @@ class Tilts:
 
 
 def _tilted(rows: Rows, theta: float) -> tuple[Array, Array]:
-    """Each row tilted by ``e^(theta l)`` and normalised, with its log normaliser."""
-    with np.errstate(divide="ignore"):
-        z = np.log(rows.pmf) + theta * rows.losses
-    top = np.max(z, axis=1)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    p = np.exp(z - safe[:, None])
+    """Each row tilted by ``e^(theta l)`` and normalised, with its log normaliser: the
+    masses times one vector of weights (see :func:`log_mgf`), rows whose sum is too small
+    to trust tilted in log space."""
+    losses = rows.losses
+    centre = theta * (losses[0] + losses[-1]) / 2 if losses.size else 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = rows.pmf * np.exp(theta * losses - centre)
     total = np.sum(p, axis=1)
+    with np.errstate(divide="ignore"):
+        log_norm = np.log(total) + centre
+    unsafe = ~(total >= SAFE_SUM) | ~np.isfinite(total)
+    for r in np.flatnonzero(unsafe):
+        with np.errstate(divide="ignore"):
+            z = np.log(rows.pmf[r]) + theta * losses
+        top = float(np.max(z))
+        if not math.isfinite(top):  # an empty row
+            p[r] = 0.0
+            log_norm[r] = -math.inf
+            continue
+        p[r] = np.exp(z - top)
+        total[r] = np.sum(p[r])
+        log_norm[r] = top + math.log(total[r])
     live = total > 0
     p[live] /= total[live, None]
-    log_norm = np.where(live, safe + np.log(np.where(live, total, 1.0)), -math.inf)
     return p, log_norm
 
 

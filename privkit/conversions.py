@@ -1,8 +1,9 @@
 """Conversions between kinds of privacy guarantee: pure module-level math.
 
-Every function takes and returns floats (or arrays over RDP orders), validates nothing
-beyond what its docstring says (the guarantee classes in :mod:`privkit.guarantees`
-validate), and computes in log space where a direct formula would lose precision.
+Every function takes and returns floats (or arrays over RDP orders), refuses arguments
+outside its domain with an error that names the parameter (a negative rho, a delta
+outside [0, 1), orders at or below 1), and computes in log space where a direct formula
+would lose precision.
 Each returns a *certified upper bound* on the privacy loss: rounding is never allowed to
 make a guarantee look better than it is.
 
@@ -44,6 +45,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privkit import _validation as check
+
 __all__ = [
     "DEFAULT_ORDERS",
     "approx_dp_delta",
@@ -74,15 +77,34 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 
 
 def _check_rho(rho: float, owner: str) -> None:
-    from privkit import _validation as check
-
     check.positive_finite("rho", rho, owner)
 
 
 def _check_delta(delta: float, owner: str) -> None:
-    from privkit import _validation as check
-
     check.delta("delta", delta, owner)
+
+
+def _orders(orders: ArrayLike, owner: str) -> NDArray[np.float64]:
+    """RDP orders: finite numbers > 1 (at least one)."""
+    try:
+        a = np.asarray(orders, dtype=float)
+    except (TypeError, ValueError):
+        raise check.fail("orders", orders, "finite numbers > 1", owner) from None
+    if a.size == 0 or not np.all(np.isfinite(a)) or not np.all(a > 1.0):
+        raise check.fail("orders", orders, "finite numbers > 1", owner)
+    return a
+
+
+def _curve(orders: NDArray[np.float64], rdp: ArrayLike, owner: str) -> NDArray[np.float64]:
+    """An RDP curve: one value >= 0 (or inf) per order, no NaN."""
+    try:
+        r = np.asarray(rdp, dtype=float)
+    except (TypeError, ValueError):
+        raise check.fail("rdp", rdp, "numbers >= 0, one per order", owner) from None
+    if r.shape != orders.shape or np.any(np.isnan(r)) or np.any(r < 0.0):
+        raise check.fail("rdp", rdp, f"numbers >= 0 (or inf), one per order "
+                         f"({orders.size})", owner)
+    return r
 
 
 # --- pure and approximate DP -------------------------------------------------------------
@@ -97,11 +119,15 @@ def pure_dp_delta(*, epsilon: float, target_epsilon: float) -> float:
     parameter epsilon ([KOV15]_ Thm 2.1), whose privacy profile is
     ``delta(e') = (e^eps - e^e') / (1 + e^eps)`` for ``0 <= e' <= eps`` and 0 above.
     """
+    check.positive_finite("epsilon", epsilon, "pure_dp_delta")
+    check.nonnegative("target_epsilon", target_epsilon, "pure_dp_delta")
     return approx_dp_delta(epsilon=epsilon, delta=0.0, target_epsilon=target_epsilon)
 
 
 def pure_dp_epsilon(*, epsilon: float, target_delta: float) -> float:
     """Tightest epsilon at ``target_delta`` implied by pure ``epsilon``-DP ([KOV15]_)."""
+    check.positive_finite("epsilon", epsilon, "pure_dp_epsilon")
+    check.delta("target_delta", target_delta, "pure_dp_epsilon")
     return approx_dp_epsilon(epsilon=epsilon, delta=0.0, target_delta=target_delta)
 
 
@@ -114,6 +140,9 @@ def approx_dp_delta(*, epsilon: float, delta: float, target_epsilon: float) -> f
     [KOV15]_ eq. (3); its hockey-stick divergence at ``e^t`` is
     ``delta + (1 - delta) (e^eps - e^t) / (1 + e^eps)`` for ``0 <= t <= eps``.
     """
+    check.positive_finite("epsilon", epsilon, "approx_dp_delta")
+    check.delta("delta", delta, "approx_dp_delta")
+    check.nonnegative("target_epsilon", target_epsilon, "approx_dp_delta")
     if target_epsilon >= epsilon:
         return delta
     t = max(target_epsilon, 0.0)
@@ -128,6 +157,9 @@ def approx_dp_epsilon(*, epsilon: float, delta: float, target_delta: float) -> f
     Returns ``inf`` when ``target_delta < delta``: an (epsilon, delta) guarantee says
     nothing about smaller deltas.
     """
+    check.positive_finite("epsilon", epsilon, "approx_dp_epsilon")
+    check.delta("delta", delta, "approx_dp_epsilon")
+    check.delta("target_delta", target_delta, "approx_dp_epsilon")
     if target_delta < delta:
         return math.inf
     if target_delta == delta:
@@ -149,6 +181,8 @@ def pure_dp_rdp(*, epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
     ``D_a = log(p^a q^(1-a) + q^a p^(1-a)) / (a - 1)`` with ``p = e^eps / (1 + e^eps)``,
     ``q = 1 - p``. This is at most ``min(eps, a eps^2 / 2)`` ([BS16]_ Prop. 1.4).
     """
+    check.positive_finite("epsilon", epsilon, "pure_dp_rdp")
+    orders = _orders(orders, "pure_dp_rdp")
     a = np.asarray(orders, dtype=float)
     log_p = -np.logaddexp(0.0, -epsilon)  # log(e^eps / (1 + e^eps))
     log_q = -np.logaddexp(0.0, epsilon)
@@ -171,6 +205,8 @@ def bounded_range_delta(eta: float, target_epsilon: float) -> float:
 
     (``tanh(eta / 4)`` at ``e = 0``, against ``tanh(eta / 2)`` for pure eta-DP).
     """
+    check.positive_finite("eta", eta, "bounded_range_delta")
+    check.nonnegative("target_epsilon", target_epsilon, "bounded_range_delta")
     if target_epsilon >= eta:
         return 0.0
     t = max(target_epsilon, 0.0)
@@ -183,6 +219,8 @@ def bounded_range_epsilon(eta: float, target_delta: float) -> float:
     The inverse of :func:`bounded_range_delta`:
     ``e = eta + 2 log(1 - sqrt(delta (1 - e^-eta)))``, clipped at 0.
     """
+    check.positive_finite("eta", eta, "bounded_range_epsilon")
+    check.delta("target_delta", target_delta, "bounded_range_epsilon")
     root = math.sqrt(target_delta * -math.expm1(-eta))
     if root >= 1.0:
         return 0.0
@@ -199,6 +237,8 @@ def laplace_delta(*, epsilon: float, target_epsilon: float) -> float:
     mean), so ``P[L > t] - e^t Q[L > t]`` integrates in closed form (e.g. Koskela,
     Jälkö, Prediger, Honkela 2021, Section 4; checked by quadrature in the tests).
     """
+    check.positive_finite("epsilon", epsilon, "laplace_delta")
+    check.nonnegative("target_epsilon", target_epsilon, "laplace_delta")
     if target_epsilon >= epsilon:
         return 0.0
     return float(-math.expm1((max(target_epsilon, 0.0) - epsilon) / 2.0))
@@ -207,6 +247,8 @@ def laplace_delta(*, epsilon: float, target_epsilon: float) -> float:
 def laplace_epsilon(*, epsilon: float, target_delta: float) -> float:
     """Exact epsilon at ``target_delta`` of the Laplace mechanism (inverse of
     :func:`laplace_delta`): ``eps + 2 log(1 - delta)``, clipped at 0."""
+    check.positive_finite("epsilon", epsilon, "laplace_epsilon")
+    check.delta("target_delta", target_delta, "laplace_epsilon")
     return max(0.0, epsilon + 2.0 * math.log1p(-target_delta)) if target_delta < 1 else 0.0
 
 
@@ -221,6 +263,8 @@ def laplace_rdp(*, epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
 
     evaluated with ``logaddexp``, and never above eps.
     """
+    check.positive_finite("epsilon", epsilon, "laplace_rdp")
+    orders = _orders(orders, "laplace_rdp")
     a = np.asarray(orders, dtype=float)
     log_terms = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * epsilon,
                              np.log((a - 1) / (2 * a - 1)) - a * epsilon)
@@ -231,6 +275,7 @@ def laplace_rdp(*, epsilon: float, orders: ArrayLike) -> NDArray[np.float64]:
 def gdp_profile(mu: float, epsilons: ArrayLike) -> NDArray[np.float64]:
     """:func:`gdp_delta` vectorised over ``epsilons >= 0`` (one formula with the PLD
     accountant's, :data:`privkit._profiles.GAUSSIAN`)."""
+    check.positive_finite("mu", mu, "gdp_profile")
     from privkit import _profiles
 
     return _profiles.GAUSSIAN((mu,), epsilons)
@@ -251,8 +296,9 @@ def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, *, delta: float) -> tuple[
     This is the conversion opacus uses, so the two agree on the same orders. A negative
     result is clipped to 0. With ``delta == 0`` no finite order gives a bound: ``inf``.
     """
-    a = np.asarray(orders, dtype=float)
-    r = np.asarray(rdp, dtype=float)
+    a = _orders(orders, "rdp_to_epsilon")
+    r = _curve(a, rdp, "rdp_to_epsilon")
+    check.delta("delta", delta, "rdp_to_epsilon")
     if delta <= 0.0:
         return math.inf, math.nan
     with np.errstate(invalid="ignore", over="ignore"):
@@ -273,8 +319,9 @@ def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, *, epsilon: float) -> tuple[
 
     computed in log space and capped at 1.
     """
-    a = np.asarray(orders, dtype=float)
-    r = np.asarray(rdp, dtype=float)
+    a = _orders(orders, "rdp_to_delta")
+    r = _curve(a, rdp, "rdp_to_delta")
+    check.nonnegative("epsilon", epsilon, "rdp_to_delta")
     with np.errstate(invalid="ignore", over="ignore"):
         log_delta = (a - 1.0) * (r - epsilon) - np.log(a) + (a - 1.0) * np.log1p(-1.0 / a)
     log_delta = np.where(np.isnan(log_delta), np.inf, log_delta)
@@ -342,6 +389,8 @@ def zcdp_rho_for_approx_dp(*, epsilon: float, delta: float) -> float:
     """The largest rho whose (epsilon, delta) conversion (:func:`zcdp_to_epsilon`) is at
     most ``epsilon``: bisection on ``[0, epsilon]`` (the conversion is at least rho),
     returning the lower end of the final bracket, so the result always fits."""
+    check.positive_finite("epsilon", epsilon, "zcdp_rho_for_approx_dp")
+    check.open_unit("delta", delta, "zcdp_rho_for_approx_dp")
     lo, hi = 0.0, epsilon
     for _ in range(200):
         mid = (lo + hi) / 2.0
@@ -355,8 +404,6 @@ def zcdp_rho_for_approx_dp(*, epsilon: float, delta: float) -> float:
 def zcdp_to_delta(rho: float, *, epsilon: float) -> float:
     """Smallest delta at ``epsilon`` implied by rho-zCDP ([CKS20]_ Cor. 13)."""
     _check_rho(rho, "zcdp_to_delta")
-    from privkit import _validation as check
-
     check.nonnegative("epsilon", epsilon, "zcdp_to_delta")
     best = _minimise_over_orders(lambda t: _zcdp_log_delta(t, rho, epsilon))
     return float(min(1.0, math.exp(min(best, 0.0))))
@@ -377,6 +424,8 @@ def gdp_delta(mu: float, *, epsilon: float) -> float:
     evaluated as ``Phi(a) * (1 - exp(eps + log Phi(b) - log Phi(a)))`` with ``log_ndtr``
     so that neither term underflows nor cancels.
     """
+    check.positive_finite("mu", mu, "gdp_delta")
+    check.nonnegative("epsilon", epsilon, "gdp_delta")
     from scipy import special
 
     eps = max(epsilon, 0.0)
@@ -394,6 +443,8 @@ def gdp_epsilon(mu: float, *, delta: float) -> float:
     The root is bracketed and refined to a relative tolerance of 1e-15, and the upper end
     of the final bracket is returned, so ``gdp_delta(mu, result) <= delta`` holds.
     """
+    check.positive_finite("mu", mu, "gdp_epsilon")
+    check.delta("delta", delta, "gdp_epsilon")
     from scipy import optimize
 
     if delta <= 0.0:
@@ -427,6 +478,8 @@ def gdp_mu_for_approx_dp(epsilon: float, delta: float) -> float:
     mu, so the root is unique; the lower end of the final bracket is returned so that the
     calibrated mechanism never exceeds the target.
     """
+    check.positive_finite("epsilon", epsilon, "gdp_mu_for_approx_dp")
+    check.open_unit("delta", delta, "gdp_mu_for_approx_dp")
     from scipy import optimize
 
     lo, hi = 0.5, 1.0

@@ -43,11 +43,49 @@ from privkit import _validation as check
 from privkit._pld_grid import Rows, discretise_rows, grid_span
 from privkit.guarantees import Guarantee
 
-__all__ = ["PLDGuarantee", "PrivacyLossDistribution", "discretise", "dominating_pld"]
+__all__ = ["SAFE_SUM", "PLDGuarantee", "PrivacyLossDistribution", "discretise", "dominating_pld",
+           "log_weighted_sums"]
 
 Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 #: How far below a PLD's top loss its suffix sums of ``p e^(top - l)`` reach.
 _SPAN = 600.0
+#: A sum of weighted masses at least this large is trusted: the terms lost to underflow
+#: (each below 1e-307, a few million of them) are a relative 1e-100 of it at most.
+SAFE_SUM = 1e-200
+#: The most losses a lower PLD keeps for :meth:`PLDGuarantee.renyi_lower`.
+_RENYI_POINTS = 1024
+
+
+def log_weighted_sums(pmf: NDArray[np.float64], losses: NDArray[np.float64],
+                      tilts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log sum_j pmf[r, j] e^(t losses[j])`` for each row r of ``pmf`` (or the one row
+    of a 1-d ``pmf``) and each tilt t: shape (rows, tilts); ``-inf`` for an empty row.
+
+    The rows share their losses, so each tilt's weights ``e^(t l_j - c_t)`` form one
+    vector (``c_t``, the largest exponent, keeps every weight at most 1) and all sums are
+    one product of the masses with a matrix of weights, with no exponential per mass;
+    the sums too small to trust (:data:`SAFE_SUM`: terms lost to underflow) are redone in
+    log space.
+    """
+    rows = np.atleast_2d(np.asarray(pmf, dtype=float))
+    t = np.asarray(tilts, dtype=float)
+    if losses.size == 0:
+        return np.full((rows.shape[0], t.size), -math.inf)
+    centre = np.maximum(t * losses[0], t * losses[-1])
+    weights = np.exp(np.outer(losses, t) - centre)
+    sums = np.einsum("ij,jk->ik", rows, weights)  # not BLAS: its threads are slow here
+    with np.errstate(divide="ignore"):
+        out: NDArray[np.float64] = np.log(sums) + centre
+    unsafe = ~(sums >= SAFE_SUM)
+    unsafe &= np.any(rows > 0, axis=1)[:, None]
+    for r in np.flatnonzero(np.any(unsafe, axis=1)):
+        redo = unsafe[r]
+        with np.errstate(divide="ignore"):
+            z = np.log(rows[r])[None, :] + np.outer(t[redo], losses)
+        top = np.max(z, axis=1)
+        out[r, redo] = top + np.log(np.sum(np.exp(z - top[:, None]), axis=1))
+    return out
+
 
 def _array_eq(a: NDArray[np.float64], b: NDArray[np.float64]) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
@@ -282,19 +320,22 @@ class PLDGuarantee(Guarantee):
         parts), which is increasing in the curve; a lower PLD's curve is below the exact
         one, so its ``log sum_l p_l e^((a - 1) l) / (a - 1)`` (the masses it kept, and
         infinity if it has mass at +infinity) is below ``D_a``. Any accountant's RDP or
-        zCDP bound is at least this.
+        zCDP bound is at least this. Each lower PLD is first coarsened to at most
+        :data:`_RENYI_POINTS` losses, every mass moved down to the lowest loss of its
+        cell: a lower curve still (the curve is increasing in every loss), so the bound
+        holds, lower by at most the cell's width.
         """
         a = np.asarray(orders, dtype=float)
         best = np.zeros(a.shape)
         for p in self._lowers():
             if p.infinity_mass > 0.0:
                 return np.full(a.shape, math.inf)
-            live = p.pmf > 0
-            if not live.any():
+            if not np.any(p.pmf > 0):
                 continue
-            z = np.log(p.pmf[live])[None, :] + (a[:, None] - 1.0) * p.losses[live][None, :]
-            top = np.max(z, axis=1)
-            total = top + np.log(np.sum(np.exp(z - top[:, None]), axis=1))
+            width = -(-p.pmf.size // _RENYI_POINTS)  # cells merged into one
+            pmf = np.pad(p.pmf, (0, -p.pmf.size % width)).reshape(-1, width).sum(axis=1)
+            losses = (p.offset + width * np.arange(pmf.size)) * p.step
+            total = log_weighted_sums(pmf, losses, a - 1.0)[0]
             best = np.maximum(best, total / (a - 1.0))
         return best
 

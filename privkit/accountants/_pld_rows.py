@@ -51,12 +51,14 @@ def sweep_top(profile: Callable[[Array], Array], tail: float) -> float:
 class Batch:
     """Leaves of one profile family, with their counts."""
 
-    def __init__(self, family: Family, atoms: Sequence[tuple[LeafAtom, int]]) -> None:
+    def __init__(self, family: Family,
+                 atoms: Sequence[tuple[LeafAtom, int, tuple[float, ...]]]) -> None:
+        """``atoms``: each leaf with its count and its parameters in ``family``."""
         self.family = family
-        params = [a.family[1] for a, _ in atoms]
+        params = [p for _, _, p in atoms]
         self.columns = tuple(np.array(c, dtype=float) for c in zip(*params, strict=True))
-        self.counts = np.array([n for _, n in atoms], dtype=np.int64)
-        self.floors = np.array([a.floor for a, _ in atoms])
+        self.counts = np.array([n for _, n, _ in atoms], dtype=np.int64)
+        self.floors = np.array([a.floor for a, _, _ in atoms])
 
     @property
     def size(self) -> int:

@@ -17,7 +17,7 @@ from privkit.accountant import Accountant
 from privkit.accountants._runs import smallest_delta
 from privkit.guarantees import ApproxDP, Guarantee, PureDP
 from privkit.neighbouring import Neighbouring
-from privkit.plan import Block, Leaf, PlanNode
+from privkit.plan import Block, Leaf, PlanNode, PostProcess, Repeat, Sequential
 
 __all__ = ["BasicAccountant", "BasicComposition"]
 
@@ -149,7 +149,22 @@ class BasicAccountant(Accountant[BasicComposition]):
                     ) -> float | None:
         """The pure blocks' epsilons add to at most the answer (the other blocks add
         non-negative terms); the fold is cheap, the other blocks' conversions are not.
-        At an ``epsilon`` below that sum no delta is certified (the answer is 1)."""
+        At an ``epsilon`` below that sum no delta is certified (the answer is 1).
+
+        With a certified ``evidence`` (at ``delta``), or at ``epsilon``, the sum stops as
+        soon as it passes that value: a partial sum is a lower bound too, and one past
+        the evidence's answer already shows this accountant cannot win (a wide plan of
+        small pure blocks is decided by its first few thousand leaves)."""
+        if epsilon is not None:
+            enough = epsilon
+        elif evidence is not None and delta is not None:
+            enough = evidence.epsilon_at(delta)
+        else:
+            enough = math.inf
+        if math.isfinite(enough) and self.supports(plan):
+            partial = _pure_partial_sum(plan, enough)
+            if partial > enough:
+                return 1.0 if epsilon is not None else partial
         cost = self.cost(plan)
         if epsilon is not None:
             return 1.0 if cost.pure > epsilon else None
@@ -196,3 +211,25 @@ class BasicAccountant(Accountant[BasicComposition]):
         e = check.nonnegative("epsilon", epsilon, "BasicAccountant.delta")
         return self.cost(plan).delta_at(e)
 
+
+def _pure_partial_sum(plan: Block, enough: float) -> float:
+    """The pure epsilons of the leaves reached through ``Sequential``, ``Repeat`` and
+    ``PostProcess`` nodes, times their counts, added up depth first until the sum passes
+    ``enough`` (the other nodes add non-negative terms to the pure sum and are passed
+    over): at most the plan's pure sum (Dwork, Roth 2014, Theorem 3.16, basic
+    composition)."""
+    total = 0.0
+    stack: list[tuple[Block, float]] = [(plan, 1.0)]
+    while stack:
+        block, times = stack.pop()
+        if isinstance(block, Leaf):
+            pure = _leaves.pure_epsilon(block)
+            if math.isfinite(pure):
+                total += times * pure
+                if total > enough:
+                    return total
+        elif isinstance(block, Sequential | PostProcess):
+            stack.extend((child, times) for child in reversed(block.children))
+        elif isinstance(block, Repeat):
+            stack.append((block.children[0], times * block.count))
+    return total

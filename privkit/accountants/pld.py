@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -24,8 +23,10 @@ import numpy as np
 
 from privkit import _leaves
 from privkit import _validation as check
-from privkit._pld_fft import TILTS, Group, Tilts, compose
+from privkit._pld_fft import Group, Tilts, compose
+from privkit._profiles import Family
 from privkit.accountant import Accountant
+from privkit.accountants._pld_question import Question, best
 from privkit.accountants._pld_rows import Batch, Single
 from privkit.accountants._pld_terms import (
     Atom,
@@ -51,16 +52,13 @@ _FINEST_STEP = 1e-6
 #: The most runs composed by FFT powers (beyond, rounding in the powers' phases is no
 #: longer small against the deltas of interest); such plans are refused.
 MAX_RUNS = 10**12
-#: The delta a guarantee is tuned for when no question is given.
-_DEFAULT_DELTA = 1e-6
-#: The tilted mass left outside a composition's window (each side).
-_WINDOW_TAIL = 1e-10
 #: Blocks run more than this many times are composed on a finer grid first.
 _REGRID = 2**15
-#: A window of fewer points than this is refined once (it costs next to nothing).
+#: A window of fewer points than this is refined once, on grids the atoms are on (it costs
+#: little there).
 _SMALL = 2**13
-#: The tilts a composition may be centred with.
-_THETAS = TILTS[TILTS >= 0.0]
+#: At most this many distinct blocks off the grid still get the small window's refinement.
+_FEW = 64
 
 
 def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
@@ -68,87 +66,6 @@ def _profile_guarantee(leaf: Leaf) -> Guarantee | None:
         if g.has_profile:
             return g
     return None
-
-
-class _Question:
-    """What is asked (epsilon at a delta, or delta at an epsilon), and, for a composition
-    nested in another, how that one needs it computed.
-
-    A nested composition's curves enter its enclosing one at every ``eps >= 0``, so its
-    windows start at or below 0 (``nested``), its tail allowances are at most the
-    question's, and its tilts are fixed: the enclosing one's for blocks composed on a
-    finer grid (it composes them further, tilted the same way), 0 for subsampled and
-    disjoint blocks (whose curves enter through a change of variable).
-    """
-
-    def __init__(self, delta: float | None, epsilon: float | None) -> None:
-        self.delta = delta
-        self.epsilon = epsilon
-        self.tilts: tuple[float, float] | None = None
-        self.nested = False
-        scale = delta if delta is not None and delta > 0 else _DEFAULT_DELTA
-        if epsilon is not None:
-            scale = 1e-10
-        #: The mass each composition may charge, in all, for truncating its blocks' losses.
-        self.tail = max(scale * 1e-5, 1e-300)
-
-    def fixed(self, tilts: tuple[float, float]) -> _Question:
-        """This question with the compositions' tilts fixed."""
-        out = copy.copy(self)
-        out.tilts = tilts
-        return out
-
-    def inner(self, fraction: float, tilts: tuple[float, float]) -> _Question:
-        """The question for a composition nested in this one, whose runs are
-        ``fraction`` of this one's (it gets that share of the truncation budget)."""
-        out = self.fixed(tilts)
-        out.nested = True
-        out.tail = self.tail * fraction
-        return out
-
-    @property
-    def window_tail(self) -> float:
-        """The tilted mass a composition's window may leave out on each side: none for
-        pure DP (delta 0: whatever is charged to +infinity would make epsilon infinite)."""
-        if self.delta == 0.0:
-            return 0.0
-        return min(_WINDOW_TAIL, self.tail) if self.nested else _WINDOW_TAIL
-
-    def theta(self, tilts: Tilts, direction: int = 0) -> float:
-        """The tilt that centres a composition on the answer: the Chernoff-optimal one
-        (for epsilon at delta, the minimiser of ``(K(t) - log delta) / t``, the RDP
-        conversion's optimal order minus one), unless fixed by an enclosing one."""
-        if self.tilts is not None:
-            return self.tilts[direction]
-        k = tilts.values[np.isin(tilts.points, _THETAS)]
-        if self.epsilon is not None:
-            objective = k - _THETAS * self.epsilon
-        else:
-            d = _DEFAULT_DELTA if not self.delta else self.delta
-            with np.errstate(divide="ignore", invalid="ignore"):
-                objective = np.where(_THETAS > 0, (k - math.log(d)) / _THETAS, np.inf)
-        objective = np.where(np.isfinite(objective), objective, np.inf)
-        return float(_THETAS[int(np.argmin(objective))]) if np.isfinite(objective).any() \
-            else 0.0
-
-    def upper(self, p: PrivacyLossDistribution) -> float:
-        if self.epsilon is not None:
-            return p.delta_at(self.epsilon)
-        return p.epsilon_at(_DEFAULT_DELTA if self.delta is None else self.delta)
-
-    def value(self, g: PLDGuarantee) -> tuple[float, float]:
-        """(upper, lower) answers."""
-        if self.epsilon is not None:
-            return g.delta_at(self.epsilon), g.delta_lower_at(self.epsilon)
-        d = _DEFAULT_DELTA if self.delta is None else self.delta
-        return g.epsilon_at(d), g.epsilon_lower_at(d)
-
-    def gap(self, g: PLDGuarantee) -> float:
-        """The relative gap between the two answers (``inf`` when unbounded)."""
-        upper, lower = self.value(g)
-        if not math.isfinite(upper):
-            return math.inf
-        return (upper - lower) / upper if upper > 0 else 0.0
 
 
 class PLDAccountant(Accountant[Terms]):
@@ -176,8 +93,9 @@ class PLDAccountant(Accountant[Terms]):
     parts' profiles), ``PostProcess``, ``PoissonSubsample`` under ADD_REMOVE and
     ``SampleWithoutReplacement`` under REPLACE_ONE (the exact pair, see
     :class:`~privkit.accountants._pld_terms.Subsampled`). See :mod:`privkit._pld_grid`
-    for the discretisations and :mod:`privkit._pld_fft` for the composition. The native
-    guarantee is a :class:`~privkit.pld.PLDGuarantee` with both bounds.
+    for the discretisations, :mod:`privkit._pld_fft` for the composition and
+    :mod:`privkit.accountants._pld_question` for how both are tuned to the question. The
+    native guarantee is a :class:`~privkit.pld.PLDGuarantee` with both bounds.
 
     Examples
     --------
@@ -262,7 +180,7 @@ class PLDAccountant(Accountant[Terms]):
         return Terms(counts=((Subsampled(cost, rate, symmetrise=True), 1),))
 
     def to_guarantee(self, cost: Terms) -> Guarantee:
-        return _marked(_guarded(lambda: self._solve(cost, _Question(None, None))), cost)
+        return _marked(_guarded(lambda: self._solve(cost, Question(None, None))), cost)
 
     # -- answers -----------------------------------------------------------------------------
 
@@ -272,7 +190,7 @@ class PLDAccountant(Accountant[Terms]):
         at, or ``epsilon`` to read delta at; default: epsilon at delta 1e-6). The result
         is certified at every question; it is tightest at the one asked."""
         cost = self.cost(plan)
-        return _marked(_guarded(lambda: self._solve(cost, _Question(delta, epsilon))), cost)
+        return _marked(_guarded(lambda: self._solve(cost, Question(delta, epsilon))), cost)
 
     def pair(self, plan: Block) -> PLDGuarantee:
         """The plan's privacy loss distributions in both directions (its guarantee)."""
@@ -300,7 +218,7 @@ class PLDAccountant(Accountant[Terms]):
 
     # -- the numerics ------------------------------------------------------------------------
 
-    def _solve(self, terms: Terms, question: _Question, both: bool = False) -> PLDGuarantee:
+    def _solve(self, terms: Terms, question: Question, both: bool = False) -> PLDGuarantee:
         atoms = terms.atoms()
         runs = max(terms.runs, 1)
         if question.tilts is None and any(n > _REGRID for _, n in atoms):
@@ -315,21 +233,26 @@ class PLDAccountant(Accountant[Terms]):
         aligned = aligned and commensurable
         if not aligned:
             notes.append("the lower bound is first-order in the grid step: some blocks' "
-                         "losses have atoms off the grid")
+                         "losses have atoms off the grid (a smaller tolerance, "
+                         "PLDAccountant(tolerance=...), gives a finer grid)")
         g = self._at_step(batches, singles, step, question, runs, notes, both)
         gap = question.gap(g)
         # refine once: where the gap asks for it (and can shrink: the atoms are on the
-        # grid), or where the window is so small that a finer grid costs nothing
-        finer = step * min(g.remove.pmf.size, _SMALL) / _SMALL
+        # grid), or where the window is so small that a finer grid costs little (on the
+        # grid, or with few distinct blocks: with many off the grid, a second grid costs
+        # as much as the first and moves the upper bound by a fraction of the tolerance,
+        # 0.015% for 1,000 heterogeneous blocks; a smaller tolerance buys it)
+        cheap = aligned or len(atoms) <= _FEW
+        finer = step * min(g.remove.pmf.size, _SMALL) / _SMALL if cheap else step
         if aligned and math.isfinite(gap) and gap > 4 * self.tolerance:
             finer = min(finer, step * math.sqrt(2 * self.tolerance / gap))
         if finer >= step * 0.9:
             return _with_notes(g, notes)
         finer, _ = _aligned(max(finer, step / 8), kinks)
         refined = self._at_step(batches, singles, finer, question, runs, notes, both)
-        return _with_notes(_best(g, refined, question), notes)
+        return _with_notes(best(g, refined, question), notes)
 
-    def _tilts(self, atoms: list[tuple[Atom, int]], question: _Question, runs: int
+    def _tilts(self, atoms: list[tuple[Atom, int]], question: Question, runs: int
                ) -> tuple[float, float]:
         """The tilts of the whole composition's two directions, from its blocks' upper
         PLDs on the grid they would get alone: fixed before the blocks that run many
@@ -347,13 +270,14 @@ class PLDAccountant(Accountant[Terms]):
             thetas.append(question.theta(Tilts.of(groups)))
         return thetas[0], thetas[1]
 
-    def _parts(self, atoms: list[tuple[Atom, int]], question: _Question, runs: int
+    def _parts(self, atoms: list[tuple[Atom, int]], question: Question, runs: int
                ) -> tuple[list[Batch], list[Single]]:
-        families: dict[str, list[tuple[LeafAtom, int]]] = {}
+        families: dict[str, tuple[Family, list[tuple[LeafAtom, int, tuple[float, ...]]]]] = {}
         singles = []
         for atom, count in atoms:
             if isinstance(atom, LeafAtom):
-                families.setdefault(atom.family[0].name, []).append((atom, count))
+                family, params = atom.family  # built once per atom: a wide plan has many
+                families.setdefault(family.name, (family, []))[1].append((atom, count, params))
             elif isinstance(atom, Composed):
                 assert question.tilts is not None
                 nested = question.inner(_runs(atom.block) / runs, question.tilts)
@@ -363,7 +287,7 @@ class PLDAccountant(Accountant[Terms]):
                 nested = question.inner(1.0, (0.0, 0.0))
                 curves = atom.profiles(functools.partial(self._curves, question=nested))
                 singles.append(Single(atom, count, curves))
-        batches = [Batch(group[0][0].family[0], group) for group in families.values()]
+        batches = [Batch(family, group) for family, group in families.values()]
         return batches, singles
 
     def _first_step(self, batches: list[Batch], singles: list[Single]) -> float:
@@ -386,7 +310,7 @@ class PLDAccountant(Accountant[Terms]):
         return min(max(math.sqrt(2 * self.tolerance) * spread, _FINEST_STEP), 0.05)
 
     def _at_step(self, batches: list[Batch], singles: list[Single], step: float,
-                 question: _Question, runs: int, notes: list[str], both: bool
+                 question: Question, runs: int, notes: list[str], both: bool
                  ) -> PLDGuarantee:
         tail = question.tail / runs
         h = step
@@ -405,8 +329,9 @@ class PLDAccountant(Accountant[Terms]):
                 shared_up += up
                 shared_lo += lo
             remove = shared_up + [s.groups(h, tail, False, 0)[0] for s in singles]
-            theta = question.theta(Tilts.of(remove), 0)
-            tilts = Tilts.of(remove).around(remove, theta)
+            tilts = Tilts.of(remove)
+            theta = question.theta(tilts, 0)
+            tilts = tilts.around(remove, theta)
             first, last = tilts.window(question.window_tail, theta)
             if last - first + 1 <= self.max_points:
                 break
@@ -429,7 +354,7 @@ class PLDAccountant(Accountant[Terms]):
                             lower_add=lowers[1] if asymmetric else lowers[0],
                             notes=tuple(notes))
 
-    def _curves(self, block: Terms, question: _Question
+    def _curves(self, block: Terms, question: Question
                 ) -> tuple[Profile, Profile, Profile, Profile]:
         """The curves (eps >= 0) of a nested composition's PLDs."""
         g = self._solve(block, question, both=True)
@@ -439,7 +364,7 @@ class PLDAccountant(Accountant[Terms]):
         return (g.remove.profile, g.add.profile, low_r.profile, low_a.profile)
 
 
-def _composed(groups: list[Group], question: _Question, direction: int, *, upper: bool
+def _composed(groups: list[Group], question: Question, direction: int, *, upper: bool
               ) -> PrivacyLossDistribution:
     tilts = Tilts.of(groups)
     theta = question.theta(tilts, direction)
@@ -512,16 +437,6 @@ def _kinks(atoms: Sequence[tuple[Atom, int]]) -> tuple[np.ndarray, bool]:
                 values.update(more.tolist())
                 known = known and ok
     return np.array(sorted(values)), known
-
-
-def _best(a: PLDGuarantee, b: PLDGuarantee, question: _Question) -> PLDGuarantee:
-    """The tighter upper and the tighter lower of two certified answers."""
-    ua, la = question.value(a)
-    ub, lb = question.value(b)
-    upper = a if ua <= ub else b
-    lower = a if la >= lb else b
-    return PLDGuarantee(remove=upper.remove, add=upper.add, lower_remove=lower.lower_remove,
-                        lower_add=lower.lower_add, notes=upper.notes)
 
 
 def _with_notes(g: PLDGuarantee, notes: list[str]) -> PLDGuarantee:

@@ -57,14 +57,23 @@ class AccountingResult:
     notes: tuple[str, ...] = ()
 
     def explain(self) -> str:
-        """Who won, with the certified interval, and why each other accountant lost."""
+        """Who won, with the certified interval, and why each other accountant lost.
+
+        Every difference is stated relative to the winning answer, as
+        ``(other - winner) / winner`` in percent (the interval's width too, as
+        ``(winner - lower) / winner``), never as an absolute difference: the skip
+        tolerance is relative (0.1%), and so are the comparisons checked against it.
+        """
         target = "delta" if self.epsilon_was_target else "epsilon"
         value = self.delta if self.epsilon_was_target else self.epsilon
         lines = [(f"{self.accountant} wins: {target} in [{self.lower:.6g}, {value:.6g}] "
-                 "(a certified lower bound on the exact value, and the certified bound)")]
+                  "(a certified lower bound on the exact value, and the certified bound; "
+                  f"the exact value is at most {relative(value, self.lower, value)} below "
+                  "the bound)")]
         for name, other in sorted(self.by_accountant.items(), key=lambda kv: kv[1]):
             if name != self.accountant:
-                lines.append(f"{name} lost: {other:.6g} is above {value:.6g}")
+                lines.append(f"{name} lost: {other:.6g} is {relative(other, value)} above "
+                             f"{value:.6g}")
         lines += [f"{name} skipped: {why}" for name, why in self.skipped.items()]
         lines += [f"{name} refused: {why}" for name, why in self.refused.items()]
         lines += [f"note: {n}" for n in self.notes]
@@ -198,17 +207,26 @@ def _cannot_win(a: Accountant[Any], plan: Block, delta: float | None, epsilon: f
     if exact is not None:
         return f"cannot win: the {exact} accountant's answer is exact for this plan"
     if lower > 0.0 and math.isfinite(best) and best - lower <= _GAP * best:
-        return (f"could improve on {best:.6g} by at most {best - lower:.3g} (the certified "
-                f"lower bound on the exact value is {lower:.6g}), below the tolerance "
-                f"{_GAP:g} of the answer")
+        return (f"could improve on {best:.6g} by at most {relative(best, lower, best)} (the "
+                f"certified lower bound on the exact value is {lower:.6g}), within the "
+                f"tolerance {relative(1.0 + _GAP, 1.0)}")
     try:
         floor = a.lower_bound(plan, delta=delta, epsilon=epsilon, evidence=evidence)
     except UnsupportedPlanError:
         return None  # running it will say why it refuses
     if floor is not None and floor >= best:
         return (f"cannot win: its answer is at least {floor:.6g} (its own lower bound), "
-                f"not below {best:.6g}")
+                f"{relative(floor, best)} above {best:.6g}")
     return None
+
+
+def relative(a: float, b: float, base: float | None = None) -> str:
+    """``(a - b) / base`` (``base`` defaults to ``b``) in percent, for
+    :meth:`AccountingResult.explain` and the skip reasons: ``inf%`` when it is unbounded."""
+    base = b if base is None else base
+    if not (math.isfinite(a) and math.isfinite(b)) or base <= 0.0:
+        return "inf%" if a != b else "0%"
+    return f"{100.0 * (a - b) / base:.4g}%"
 
 
 def tightest(
