@@ -50,13 +50,13 @@ def timed_fit(cls: type[Any], params: dict[str, Any], *data: Any, **fit: Any
         seconds.append(time.perf_counter() - start)
         return out
 
-    cls._run_protocol = protocol  # type: ignore[attr-defined]
+    cls._run_protocol = protocol
     try:
         start = time.perf_counter()
         model = cls(**params).fit(*data, **fit)
         return time.perf_counter() - start, seconds[0], model
     finally:
-        cls._run_protocol = original  # type: ignore[attr-defined]
+        cls._run_protocol = original
 
 
 def _commit() -> str:
@@ -106,9 +106,9 @@ def main() -> None:
         times["in-process"].append((fit, protocol))
         fit, protocol, flower = run(FlowerFedDPDRDPMLClassifier)
         times["Flower"].append((fit, protocol))
-        run = flower._flower_run
-        processes.update(run.client_pids.ravel().tolist())
-        per_run = run.client_pids.size
+        deployed = flower._flower_run
+        processes.update(deployed.client_pids.ravel().tolist())
+        per_run = deployed.client_pids.size
         difference = max(difference, float(np.abs(flower.coef_ - local.coef_).max()),
                          float(np.abs(flower.intercept_ - local.intercept_).max()),
                          float(np.abs(flower.components_ - local.components_).max()))
