@@ -217,3 +217,24 @@ def test_importing_the_module_does_not_import_flwr():
     code = ("import sys; import privkit.algorithms.flower; "
             "assert 'flwr' not in sys.modules, 'flwr imported'")
     subprocess.run([sys.executable, "-P", "-c", code], check=True, cwd="/")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("declared", [True, False])
+def test_transcript_case_gives_the_in_process_transcript(declared):
+    """On its transcript case (both label modes), a Flower fit gives the caller exactly
+    what the in-process FedDPDRDPMLClassifier gives: every fitted attribute with its
+    values (bit for bit), warnings, errors and the query answers' shapes, but for
+    ``participant_ledgers_``, which only the Flower run keeps. So the Flower estimator's
+    transcript is the in-process one's, which the transcript audits cover."""
+    from _fed_transcripts import case_transcript
+
+    case = FlowerFedDPDRDPMLClassifier.transcript_case(declare_classes=declared)
+    local_case = FedDPDRDPMLClassifier.transcript_case(declare_classes=declared)
+    data = (case.X, case.y)
+    flower = case_transcript(case, data, seed=3, values=True)
+    local = case_transcript(local_case, data, seed=3, values=True)
+    assert flower["error"] is None
+    ledgers = flower["attributes"].pop("participant_ledgers_")
+    assert len(ledgers) == 2
+    assert flower == local
