@@ -57,7 +57,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from privkit.ledger import Ledger, record
+from privkit.ledger import Ledger, LedgerEntry, record
 
 from ._flower_processes import Deployment, write_atomically
 from .federated import PHASES, FedDPDRDPMLClassifier, Federation, Participant, Server
@@ -76,7 +76,8 @@ class DeploymentResult:
     """What a local deployment returns: the agreed label set, the global subspace and the
     averaged model (``None`` when fewer than two labels were agreed), the server's error
     (``None`` on success), each participant's ledger and exception (in participant
-    order), and the processes that ran: the server's PID and, per round, each
+    order), what each participant recorded in each round (``rounds[r][i]``), and the
+    processes that ran: the server's PID and, per round, each
     participant's ClientApp PID (diagnostics, not part of any release)."""
 
     classes: NDArray[Any] | None
@@ -84,6 +85,7 @@ class DeploymentResult:
     model: NDArray[np.float64] | None
     error: str | None
     ledgers: list[Ledger]
+    rounds: list[list[tuple[LedgerEntry, ...]]]
     errors: list[BaseException | None]
     server_pid: int
     client_pids: NDArray[np.int64]
@@ -120,9 +122,11 @@ def _participate(state_path: str, phase: str, received: list[NDArray[Any]]
     reply: dict[str, Any] = {"participant": state["index"], "pid": os.getpid(),
                              "size": state["member"].size}
     out = None
+    before = len(state["ledger"])
     try:
         with state["ledger"]:
             out = state["protocol"].participant_release(state["member"], phase, received)
+        state["phases"].append(state["ledger"].entries[before:])
     except Exception as exc:  # reported to the server, re-raised by the caller
         state["error"] = exc
         reply["error"] = str(exc)
@@ -270,7 +274,7 @@ def run_local_deployment(protocol: FedDPDRDPMLClassifier, members: Sequence[Part
             states.append(deployment.folder / f"participant-{i}.pkl")
             write_atomically(states[-1], pickle.dumps(
                 {"protocol": protocol, "member": member, "index": i, "ledger": Ledger(),
-                 "error": None}))
+                 "phases": [], "error": None}))
         out = deployment.folder / "result.npz"
         deployment.start([f'state="{s}"' for s in states],
                          pythonpath=[p for p in sys.path if p and os.path.isdir(p)])
@@ -286,6 +290,7 @@ def run_local_deployment(protocol: FedDPDRDPMLClassifier, members: Sequence[Part
         model=arrays.get("model"),
         error=str(arrays["error"]) if "error" in arrays else None,
         ledgers=[p["ledger"] for p in participants],
+        rounds=[list(r) for r in zip(*(p["phases"] for p in participants), strict=False)],
         errors=[p["error"] for p in participants], server_pid=int(arrays["server_pid"]),
         client_pids=arrays["client_pids"], ports=ports)
 
@@ -331,8 +336,8 @@ class FlowerFedDPDRDPMLClassifier(FedDPDRDPMLClassifier):
         if run.error is not None or run.classes is None:
             raise RuntimeError(f"the Flower run failed: {run.error or 'no label set'}")
         self.participant_ledgers_ = run.ledgers
-        for ledger in run.ledgers:
-            for entry in ledger.entries:
+        for entries in (e for r in run.rounds for e in r):  # round by round, as in process
+            for entry in entries:
                 record(entry.block, entry.count)
         if run.model is None or run.subspace is None:
             return run.classes, None

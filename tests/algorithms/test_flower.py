@@ -139,7 +139,8 @@ def test_a_participant_step_in_its_state_file_equals_the_in_process_release(tmp_
     from privkit.ledger import Ledger
 
     write_atomically(path, pickle.dumps({"protocol": model, "member": federation.members[0],
-                                         "index": 0, "ledger": Ledger(), "error": None}))
+                                         "index": 0, "ledger": Ledger(), "phases": [],
+                                         "error": None}))
     expected = twin.members[0]
     received, in_process = [], Ledger()
     for phase in ("labels", "subspace", "model"):
@@ -151,6 +152,7 @@ def test_a_participant_step_in_its_state_file_equals_the_in_process_release(tmp_
         received = [out] if phase == "labels" else [out, received[0]]
     state = pickle.loads(path.read_bytes())
     assert state["ledger"].entries == in_process.entries
+    assert sum(state["phases"], ()) == in_process.entries  # round by round
     assert len(in_process.entries) > 2
     assert state["error"] is None
     out, reply = _participate(str(path), "nonsense", [])
@@ -237,4 +239,7 @@ def test_transcript_case_gives_the_in_process_transcript(declared):
     assert flower["error"] is None
     ledgers = flower["attributes"].pop("participant_ledgers_")
     assert len(ledgers) == 2
+    differ = sorted(k for k in local["attributes"]
+                    if flower["attributes"].get(k) != local["attributes"][k])
+    assert not differ
     assert flower == local
