@@ -83,6 +83,18 @@ def alive(pid: int) -> bool:
         return not Path("/proc").is_dir()
 
 
+def _die_with_parent() -> None:
+    """In a started process, before it runs (Linux): SIGTERM it when its parent dies, so a
+    caller killed outright (SIGTERM, SIGKILL: no ``finally`` runs) leaves no SuperLink or
+    SuperNode behind; each ends its own SuperExec, which ends its apps."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
@@ -124,7 +136,8 @@ class Deployment:
         log = open(self.folder / "logs" / f"{name}.log", "wb")  # noqa: SIM115 (closed in stop)
         process = subprocess.Popen([str(self._bin / command[0]), *command[1:]], env=self.env,
                                    stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   preexec_fn=_die_with_parent)
         self._processes.append((name, process, log))
         return process
 
