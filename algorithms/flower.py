@@ -1,380 +1,344 @@
-"""FedDPDR-DPML on Flower: the participants as Flower clients, the weighted averaging as a
-Flower server strategy (Wang et al. 2024, "Differentially private SVMs with knowledge
-aggregation", Algorithm 1; Beutel et al. 2020, "Flower: a friendly federated learning
-framework", arXiv:2007.14390).
+"""FedDPDR-DPML on Flower's deployment engine: one process per participant (Wang et al.
+2024, "Differentially private SVMs with knowledge aggregation", Algorithm 1; Beutel et al.
+2020, "Flower: a friendly federated learning framework", arXiv:2007.14390).
 
-The protocol is the one of :mod:`privkit.algorithms.federated`, run over Flower's gRPC
-transport instead of in one process: three Flower rounds, one per phase of
-:data:`~privkit.algorithms.federated.PHASES`, each client's release computed by
+The protocol is the one of :mod:`privkit.algorithms.federated`, run by Flower's Message
+API (``flwr.serverapp.ServerApp``, ``flwr.clientapp.ClientApp``, flwr >= 1.42) instead of
+in one process: three rounds, one per phase of
+:data:`~privkit.algorithms.federated.PHASES`, each participant's release computed by
 :meth:`~privkit.algorithms.FedDPDRDPMLClassifier.participant_release`, as in process.
 
-- Round 1 (``phase="labels"``): every client sends its label set (the declared one, or
-  its own private release); the strategy takes their union
+- Round 1 (``phase="labels"``): every participant sends its label set (the declared one,
+  or its own private release); the server takes their union
   (:meth:`~privkit.algorithms.federated.Server.union`) and ends the run when it holds
   fewer than two labels.
-- Round 2 (``phase="subspace"``): every client releases its private subspace (DPDR,
-  Algorithm 2, on its own rows); the strategy aligns their signs and averages them by data
+- Round 2 (``phase="subspace"``): every participant releases its private subspace (DPDR,
+  Algorithm 2, on its own rows); the server aligns their signs and averages them by data
   size (:meth:`~privkit.algorithms.federated.Server.average_subspaces`).
-- Round 3 (``phase="model"``): every client trains the objective-perturbation SVM on its
-  rows projected on the global subspace and releases ``[coef | intercept]``; the strategy
-  averages them by data size (:meth:`~privkit.algorithms.federated.Server.average`).
+- Round 3 (``phase="model"``): every participant trains the objective-perturbation SVM on
+  its rows projected on the global subspace and releases ``[coef | intercept]``; the
+  server averages them by data size (:meth:`~privkit.algorithms.federated.Server.average`).
 
-The strategy orders the clients' replies by participant index before aggregating, so the
-result does not depend on the order in which replies arrive, and a run equals the
-in-process run of :class:`~privkit.algorithms.FedDPDRDPMLClassifier` with the same
-``random_state`` (same child streams, same code, arrays sent losslessly; labels must be
-numbers or strings, which Flower's arrays carry without pickling).
+The server orders the replies by participant index before aggregating, so a run equals
+the in-process run of :class:`~privkit.algorithms.FedDPDRDPMLClassifier` with the same
+``random_state`` (same child streams, same code, arrays sent losslessly by Flower's
+``ArrayRecord``, which never pickles: labels must be numbers or strings).
 
-Deployment: Flower's simulation engine needs ``ray`` (the ``flwr[simulation]`` extra), so
-:func:`run_local_deployment` runs a local deployment instead: Flower's server
-(``flwr.server.start_server``) in the calling thread and one Flower client
-(``flwr.client.start_client``) per participant in its own thread, talking gRPC on
-``127.0.0.1``. Both functions are deprecated by Flower since 1.13 in favour of the
-``flower-superlink`` / ``flower-supernode`` commands, but remain the API that runs a
-deployment from one Python call (checked with flwr 1.42). ``start_server`` installs
-signal handlers, so the deployment runs from the main thread; the handlers it replaces
-are restored afterwards. Flower's telemetry is switched off unless the environment
-variable ``FLWR_TELEMETRY_ENABLED`` says otherwise (set before flwr is first imported).
-
-flwr is imported by the functions that need it: importing this module does not load it.
+Deployment (:func:`run_local_deployment`): Flower's own deployment engine on 127.0.0.1,
+without ray: a SuperLink (``flower-superlink``), one SuperNode (``flower-supernode``) per
+participant, and the run submitted by Flower's CLI (``flwr run``) as a Flower App written
+to a private temporary folder. Flower's SuperExec starts the ServerApp in a process of its
+own and, for every message, the participant's ClientApp in a process of its own
+(``flwr-clientapp``) under that participant's SuperNode: no two participants share a
+process, and none shares the caller's. A participant's state between rounds (its rows,
+its random stream, its ledger) stays in its own file of that folder, as it would on its
+own disk; only the releases cross the network. After the run every process started is
+ended (its whole tree), the folder is deleted, and ``fit`` returns: no thread is started
+in the caller's process and no port stays open. flwr is never imported by the caller's
+process (the Flower processes import it).
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   Issue 27: Flower's deployment engine, one process per participant, replaces
+   ``start_server`` / ``start_client`` (deprecated since Flower 1.13) in threads of one
+   process; ``participant_client``, ``averaging_strategy`` and ``flower_history_`` are gone.
 """
 
 from __future__ import annotations
 
-import functools
-import gc
-import logging
 import os
-import signal
-import socket
-import threading
-import time
-from collections.abc import Callable, Sequence
+import pickle
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from privkit import _validation as check
-from privkit.ledger import Ledger, record
+from privkit.ledger import Ledger, LedgerEntry, record
 
+from ._flower_processes import Deployment, write_atomically
 from .federated import PHASES, FedDPDRDPMLClassifier, Federation, Participant, Server
 
-__all__ = [
-    "FlowerFedDPDRDPMLClassifier",
-    "averaging_strategy",
-    "participant_client",
-    "run_local_deployment",
-]
+__all__ = ["DeploymentResult", "FlowerFedDPDRDPMLClassifier", "flower_apps",
+           "run_local_deployment"]
 
-#: Seconds the server waits for every client to connect, and for a round's replies.
-TIMEOUT = 600
+#: Seconds a run may take, from the start of the SuperLink to the server's result.
+TIMEOUT = 600.0
+
+_APP_MODULE = "privkit_fed_app"
 
 
-def _import_flwr() -> Any:
-    os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")  # no network beyond localhost
-    import flwr
+@attrs.frozen
+class DeploymentResult:
+    """What a local deployment returns: the agreed label set, the global subspace and the
+    averaged model (``None`` when fewer than two labels were agreed), the server's error
+    (``None`` on success), each participant's ledger and exception (in participant
+    order), what each participant recorded in each round (``rounds[r][i]``), and the
+    processes that ran: the server's PID and, per round, each
+    participant's ClientApp PID (diagnostics, not part of any release)."""
 
-    return flwr
+    classes: NDArray[Any] | None
+    subspace: NDArray[np.float64] | None
+    model: NDArray[np.float64] | None
+    error: str | None
+    ledgers: list[Ledger]
+    rounds: list[list[tuple[LedgerEntry, ...]]]
+    errors: list[BaseException | None]
+    server_pid: int
+    client_pids: NDArray[np.int64]
+    ports: list[int]
 
 
-@functools.cache
-def _classes() -> tuple[type[Any], type[Any]]:
-    """The Flower client and strategy classes, built on first use (flwr loads here)."""
-    _import_flwr()
-    from flwr.client import NumPyClient
-    from flwr.common import (
-        FitIns,
-        FitRes,
-        Parameters,
-        Scalar,
-        ndarrays_to_parameters,
-        parameters_to_ndarrays,
-    )
-    from flwr.server.client_manager import ClientManager
-    from flwr.server.client_proxy import ClientProxy
-    from flwr.server.strategy import FedAvg
+def aggregate(phase: str, replies: Sequence[tuple[int, NDArray[Any], int]],
+              n_participants: int) -> NDArray[Any]:
+    """The server's step after ``phase``, on ``(participant index, release, size)``
+    replies in any order: :meth:`Server.union` of the label sets,
+    :meth:`Server.average_subspaces` or :meth:`Server.average` of the releases in
+    participant order, weighted by the sizes (Wang et al. 2024, Section 4.1). Every
+    participant must reply exactly once."""
+    ordered = sorted(replies, key=lambda reply: reply[0])
+    if [i for i, _, _ in ordered] != list(range(n_participants)):
+        raise RuntimeError(f"replies from participants {[i for i, _, _ in ordered]}, "
+                           f"expected each of 0..{n_participants - 1} once")
+    arrays = [a for _, a, _ in ordered]
+    sizes = [n for _, _, n in ordered]
+    if phase == "labels":
+        return Server.union(arrays)
+    if phase == "subspace":
+        return Server.average_subspaces(arrays, sizes)
+    return Server.average(arrays, sizes)
 
-    class ParticipantClient(NumPyClient):
-        """One participant as a Flower client: it holds its rows and releases, in each
-        round, what :meth:`FedDPDRDPMLClassifier.participant_release` computes for that
-        phase (``protocol`` holds the public parameters). What it releases is recorded in
-        its own ``ledger``; an exception is kept in ``error`` and reported to the server,
-        so the run stops cleanly."""
 
-        def __init__(self, participant: Participant, *, index: int,
-                     protocol: FedDPDRDPMLClassifier) -> None:
-            self.participant = participant
-            self.index = index
-            self.protocol = protocol
-            self.ledger = Ledger()
-            self.error: BaseException | None = None
+def _participate(state_path: str, phase: str, received: list[NDArray[Any]]
+                 ) -> tuple[NDArray[Any] | None, dict[str, Any]]:
+    """One participant's step, in its own process: load its state (the protocol, its
+    rows and random stream, its ledger), release what ``phase`` asks, save the state.
+    An exception is kept in the state (the caller re-raises it) and reported as text."""
+    path = Path(state_path)
+    state = pickle.loads(path.read_bytes())
+    reply: dict[str, Any] = {"participant": state["index"], "pid": os.getpid(),
+                             "size": state["member"].size}
+    out = None
+    before = len(state["ledger"])
+    try:
+        with state["ledger"]:
+            out = state["protocol"].participant_release(state["member"], phase, received)
+        state["phases"].append(state["ledger"].entries[before:])
+    except Exception as exc:  # reported to the server, re-raised by the caller
+        state["error"] = exc
+        reply["error"] = str(exc)
+    write_atomically(path, pickle.dumps(state))
+    return out, reply
 
-        def get_parameters(self, config: dict[str, Scalar]) -> list[NDArray[Any]]:
-            return []
 
-        def fit(self, parameters: list[NDArray[Any]], config: dict[str, Scalar]
-                ) -> tuple[list[NDArray[Any]], int, dict[str, Scalar]]:
-            try:
-                with self.ledger:
-                    out = self.protocol.participant_release(self.participant,
-                                                            str(config.get("phase")),
-                                                            list(parameters))
-            except Exception as exc:  # reported to the server, re-raised by the caller
-                self.error = exc
-                return [], 0, {"participant": self.index, "error": str(exc)}
-            return [out], self.participant.size, {"participant": self.index}
-
-    class AveragingStrategy(FedAvg):
-        """FedAvg's client selection with Wang et al.'s aggregation, one phase per round:
-        round 1 takes the union of the label sets, round 2 averages subspaces (signs
-        aligned, re-orthonormalised), round 3 averages models, both weighted by the data
-        sizes the clients report (Section 4.1, ``w_i = n_i / sum n``). Every participant
-        takes part in every round; replies are ordered by participant index. After the
-        run: ``classes_``, ``subspace_``, ``model_`` and ``error_``. ``abort`` is polled
-        while waiting for clients: a message stops the run."""
-
-        def __init__(self, n_participants: int) -> None:
-            super().__init__(
-                fraction_fit=1.0, min_fit_clients=n_participants,
-                min_available_clients=n_participants, fraction_evaluate=0.0,
-                min_evaluate_clients=0, initial_parameters=ndarrays_to_parameters([]),
-                on_fit_config_fn=lambda r: {"phase": PHASES[min(r, len(PHASES)) - 1]})
-            self.n_participants = n_participants
-            self.classes_: NDArray[Any] | None = None
-            self.subspace_: NDArray[np.float64] | None = None
-            self.model_: NDArray[np.float64] | None = None
-            self.error_: str | None = None
-            self.abort: Callable[[], str | None] = lambda: None
-
-        def _finished(self, server_round: int) -> bool:
-            return (self.error_ is not None or server_round > len(PHASES)
-                    or (server_round > 1 and (self.classes_ is None
-                                              or self.classes_.size < 2)))
-
-        def configure_fit(self, server_round: int, parameters: Parameters,
-                          client_manager: ClientManager) -> list[tuple[ClientProxy, FitIns]]:
-            if self._finished(server_round):
-                return []  # the server ends the run
-            deadline = time.monotonic() + TIMEOUT
-            while self.error_ is None and not client_manager.wait_for(self.n_participants,
-                                                                      timeout=1):
-                if time.monotonic() > deadline:
-                    self.error_ = (f"only {client_manager.num_available()} of "
-                                   f"{self.n_participants} participants connected in "
-                                   f"{TIMEOUT} s")
-                else:
-                    self.error_ = self.abort()
-            if self.error_ is not None:
-                return []
-            instructions: list[tuple[ClientProxy, FitIns]] = super().configure_fit(
-                server_round, parameters, client_manager)
-            return instructions
-
-        def aggregate_fit(self, server_round: int,
-                          results: list[tuple[ClientProxy, FitRes]],
-                          failures: list[tuple[ClientProxy, FitRes] | BaseException]
-                          ) -> tuple[Parameters | None, dict[str, Scalar]]:
-            replies = sorted(((int(res.metrics["participant"]), res) for _, res in results),
-                             key=lambda reply: reply[0])
-            errors = [str(res.metrics["error"]) for _, res in replies if "error" in res.metrics]
-            errors += [repr(f) for f in failures]
-            if [i for i, _ in replies] != list(range(self.n_participants)):
-                errors.append(f"replies from participants {[i for i, _ in replies]}, "
-                              f"expected each of 0..{self.n_participants - 1} once")
+def _serve(config: dict[str, Any], exchange: Any) -> dict[str, Any]:
+    """The server's run: the phases in order, each a ``exchange(phase, arrays)`` with
+    every participant (replies ``(release, reply)``), aggregated by :func:`aggregate`."""
+    n = int(config["participants"])
+    result: dict[str, Any] = {"server_pid": np.int64(os.getpid())}
+    received: list[NDArray[Any]] = []
+    pids = np.zeros((len(PHASES), n), dtype=np.int64)
+    try:
+        for r, phase in enumerate(PHASES):
+            replies = exchange(phase, received)
+            errors = [str(rep["error"]) for _, rep in replies if "error" in rep]
             if errors:
-                self.error_ = f"round {server_round}: " + "; ".join(errors)
-                return None, {}
-            arrays = [parameters_to_ndarrays(res.parameters)[0] for _, res in replies]
-            sizes = [res.num_examples for _, res in replies]
-            if server_round == 1:
-                self.classes_ = Server.union(arrays)
-                return ndarrays_to_parameters([self.classes_]), {}
-            assert self.classes_ is not None
-            if server_round == 2:
-                self.subspace_ = Server.average_subspaces(arrays, sizes)
-                return ndarrays_to_parameters([self.subspace_, self.classes_]), {}
-            self.model_ = Server.average(arrays, sizes)
-            return ndarrays_to_parameters([self.model_]), {}
-
-    return ParticipantClient, AveragingStrategy
-
-
-def participant_client(participant: Participant, *, index: int,
-                       protocol: FedDPDRDPMLClassifier) -> Any:
-    """A Flower ``NumPyClient`` for one participant of FedDPDR-DPML.
-
-    ``protocol`` is the estimator whose public parameters (budget, label set, k, ...) the
-    federation agreed on before training; the client releases what its
-    :meth:`~privkit.algorithms.FedDPDRDPMLClassifier.participant_release` computes for
-    each round's phase. For a remote deployment pass ``participant_client(...).to_client()``
-    to ``flwr.client.start_client``.
-
-    .. versionchanged:: 0.3.0
-       ``protocol`` replaces ``budget``, ``delta``, ``n_components``, ``calibration``,
-       ``classes`` and ``classifier`` (the budget now depends on the agreed label set).
-    """
-    client_class, _ = _classes()
-    return client_class(participant, index=index, protocol=protocol)
-
-
-def averaging_strategy(n_participants: int) -> Any:
-    """The Flower server strategy that aggregates ``n_participants`` participants'
-    releases (subclass of ``flwr.server.strategy.FedAvg``; three rounds, one per phase)."""
-    _, strategy_class = _classes()
-    return strategy_class(check.positive_int("n_participants", n_participants,
-                                             "averaging_strategy"))
-
-
-def _reserved_port() -> socket.socket:
-    """A socket bound to a free port of 127.0.0.1 and kept bound, not listening, while
-    the run's server starts: no other process's ``bind`` or outgoing connection can take
-    the port in between (with a port freed and reused later, a busy machine did, and the
-    server refused to start). Flower's own check and gRPC's server bind it all the same:
-    both sockets set ``SO_REUSEADDR`` and gRPC sets ``SO_REUSEPORT`` (Linux)."""
-    reservation = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if hasattr(socket, "SO_REUSEPORT"):
-        reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    reservation.bind(("127.0.0.1", 0))
-    return reservation
-
-
-def run_local_deployment(clients: Sequence[Any], strategy: Any, *, rounds: int = len(PHASES),
-                         port: int | None = None) -> Any:
-    """Run Flower's server in this thread and each client in a thread of its own, over
-    gRPC on ``127.0.0.1:port`` (a free port by default, reserved until the server
-    listens); return Flower's ``History``. Where Flower would exit the process (a port
-    already in use), a ``RuntimeError`` says why.
-
-    Flower's log is silenced to errors while it runs, and the SIGINT/SIGTERM handlers that
-    ``start_server`` installs are replaced by the previous ones when it returns. So are the
-    exit handlers it adds to Flower's process-wide list (``flwr.supercore.exit``), which is
-    never emptied: each holds the run's gRPC server, and with it the idle threads of the
-    server's pool, so a process that fits many times (a search, a transcript audit) would
-    keep two threads per run until it runs out (checked with flwr 1.42).
-    """
-    owner = "run_local_deployment"
-    if threading.current_thread() is not threading.main_thread():
-        raise RuntimeError(f"{owner} must run in the main thread: Flower's start_server "
-                           "installs signal handlers")
-    n_rounds = check.positive_int("rounds", rounds, owner)
-    _import_flwr()
-    from flwr.client import start_client
-    from flwr.server import ServerConfig, start_server
-
-    reservation = _reserved_port() if port is None else None
-    host = "127.0.0.1"
-    port = reservation.getsockname()[1] if reservation is not None else port
-    crashed: list[str] = []
-    stopped = threading.Event()
-
-    def client_thread(client: Any) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        try:  # connect once the server listens (start_client does not retry a refusal)
-            while not stopped.is_set():
-                try:
-                    socket.create_connection((host, port), timeout=1).close()
+                raise RuntimeError(f"round {r + 1}: " + "; ".join(errors))
+            for _, rep in replies:
+                if 0 <= int(rep["participant"]) < n:
+                    pids[r, int(rep["participant"])] = int(rep["pid"])
+            sizes = [int(rep["size"]) for _, rep in replies]
+            aggregated = aggregate(phase, [(int(rep["participant"]), out, size) for
+                                           (out, rep), size in zip(replies, sizes,
+                                                                   strict=True)], n)
+            if phase == "labels":
+                result["classes"] = aggregated
+                if aggregated.size < 2:
                     break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.02)
+                received = [aggregated]
+            elif phase == "subspace":
+                result["subspace"] = aggregated
+                received = [aggregated, result["classes"]]
             else:
-                return  # the server never started
-            start_client(server_address=f"{host}:{port}", client=client, insecure=True)
-        except Exception as exc:
-            crashed.append(f"a client stopped: {exc!r}")
-
-    threads = [threading.Thread(target=client_thread, args=(c.to_client(),), daemon=True,
-                                name=f"flwr-client-{i}") for i, c in enumerate(clients)]
-    if hasattr(strategy, "abort"):
-        strategy.abort = lambda: crashed[0] if crashed else None
-    logger = logging.getLogger("flwr")
-    level = logger.level
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    logger.setLevel(logging.ERROR)
-    exit_handlers = _exit_handlers()
-    before = {id(h) for h in exit_handlers}
-    try:
-        for t in threads:
-            t.start()
-        try:
-            history = start_server(server_address=f"{host}:{port}", strategy=strategy,
-                                   config=ServerConfig(num_rounds=n_rounds,
-                                                       round_timeout=TIMEOUT))
-        except SystemExit as exc:  # Flower exits the process when it cannot serve
-            raise RuntimeError(f"Flower's server did not start: {exc}") from None
-        for t in threads:
-            t.join(TIMEOUT)
-    finally:
-        stopped.set()
-        if reservation is not None:
-            reservation.close()
-        logger.setLevel(level)
-        for s, h in handlers.items():
-            signal.signal(s, h)
-        exit_handlers[:] = [h for h in exit_handlers if id(h) in before]
-        gc.collect()  # the run's server and its pool are unreachable now: end its threads
-    return history
+                result["model"] = aggregated
+    except Exception as exc:  # the caller raises it
+        result["error"] = np.array(str(exc))
+    result["client_pids"] = pids
+    return result
 
 
-def _exit_handlers() -> list[Any]:
-    """Flower's process-wide list of exit handlers (an empty list if this Flower has none
-    where 1.42 keeps it)."""
-    try:
-        from flwr.supercore.exit import exit_handler
-    except ImportError:
-        return []
-    handlers: list[Any] = getattr(exit_handler, "registered_exit_handlers", [])
-    return handlers
+def flower_apps() -> tuple[Any, Any]:
+    """Flower's ``ServerApp`` and ``ClientApp`` of the protocol (flwr loads here). The
+    ServerApp reads ``participants``, ``out`` and ``timeout`` from the run config and
+    writes its result to ``out`` (a ``.npz``); the ClientApp reads its state file from
+    the node config's ``state``."""
+    from flwr.app import ArrayRecord, ConfigRecord, Context, Message, RecordDict
+    from flwr.clientapp import ClientApp
+    from flwr.serverapp import Grid, ServerApp
+
+    server, client = ServerApp(), ClientApp()
+
+    @server.main()
+    def main(grid: Grid, context: Context) -> None:
+        import time
+
+        config = dict(context.run_config)
+        n, timeout = int(config["participants"]), float(config["timeout"])
+        deadline = time.monotonic() + timeout
+        nodes = sorted(grid.get_node_ids())
+        while len(nodes) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+            nodes = sorted(grid.get_node_ids())
+
+        def exchange(phase: str, arrays: list[NDArray[Any]]
+                     ) -> list[tuple[NDArray[Any], dict[str, Any]]]:
+            if len(nodes) != n:
+                raise RuntimeError(f"{len(nodes)} of {n} participants connected in "
+                                   f"{timeout:g} s")
+            messages = [Message(content=RecordDict({"received": ArrayRecord(arrays),
+                                                    "phase": ConfigRecord({"phase": phase})}),
+                                dst_node_id=node, message_type="train") for node in nodes]
+            left = max(1.0, deadline - time.monotonic())
+            replies = []
+            for message in grid.send_and_receive(messages, timeout=left):
+                if message.has_error():
+                    raise RuntimeError(f"a participant failed: {message.error.reason}")
+                out = message.content.array_records["release"].to_numpy_ndarrays()
+                replies.append((out[0] if out else np.empty(0),
+                                dict(message.content.config_records["reply"])))
+            if len(replies) != n:
+                raise RuntimeError(f"{len(replies)} of {n} participants replied in "
+                                   f"{timeout:g} s")
+            return replies
+
+        result = _serve(config, exchange)
+        write_atomically(Path(str(config["out"])),
+                         lambda f: np.savez(f, **result, allow_pickle=False))
+
+    @client.train()
+    def train(message: Message, context: Context) -> Message:
+        phase = str(message.content.config_records["phase"]["phase"])
+        received = message.content.array_records["received"].to_numpy_ndarrays()
+        state = str(context.node_config["state"])
+        out, reply = _participate(state, phase, received)
+        arrays = [] if out is None else [np.asarray(out)]
+        return Message(content=RecordDict({"release": ArrayRecord(arrays),
+                                           "reply": ConfigRecord(reply)}),
+                       reply_to=message)
+
+    return server, client
+
+
+_PYPROJECT = """\
+[project]
+name = "privkit-fed"
+version = "1.0.0"
+description = "FedDPDR-DPML (privkit) on Flower"
+license = "BSD-3-Clause"
+dependencies = []
+
+[tool.flwr.app]
+publisher = "privkit"
+
+[tool.flwr.app.components]
+serverapp = "{module}:server"
+clientapp = "{module}:client"
+
+[tool.flwr.app.config]
+participants = 1
+out = ""
+timeout = 600.0
+"""
+
+
+def run_local_deployment(protocol: FedDPDRDPMLClassifier, members: Sequence[Participant],
+                         *, timeout: float = TIMEOUT) -> DeploymentResult:
+    """Run the protocol for ``members`` on Flower's deployment engine on 127.0.0.1: a
+    SuperLink, one SuperNode per participant, the run submitted by ``flwr run`` (see
+    the module docstring); every process is ended before this returns (also on error or
+    interruption). ``protocol`` (the agreed public parameters) and each member are
+    pickled into that member's state file, so ``protocol``'s class must be importable
+    by the participants' processes (they get the caller's ``sys.path``)."""
+    with Deployment(n_nodes=len(members), timeout=timeout) as deployment:
+        app = deployment.folder / "app"
+        app.mkdir()
+        (app / "pyproject.toml").write_text(_PYPROJECT.format(module=_APP_MODULE))
+        (app / f"{_APP_MODULE}.py").write_text(
+            "from privkit.algorithms.flower import flower_apps\n\n"
+            "apps = flower_apps()\nserver = apps[0]\nclient = apps[1]\n")
+        states = []
+        for i, member in enumerate(members):
+            states.append(deployment.folder / f"participant-{i}.pkl")
+            write_atomically(states[-1], pickle.dumps(
+                {"protocol": protocol, "member": member, "index": i, "ledger": Ledger(),
+                 "phases": [], "error": None}))
+        out = deployment.folder / "result.npz"
+        deployment.start([f'state="{s}"' for s in states],
+                         pythonpath=[p for p in sys.path if p and os.path.isdir(p)])
+        deployment.submit(app, {"participants": len(members), "out": f'"{out}"',
+                                "timeout": float(timeout)})
+        deployment.wait_for(out)
+        with np.load(out, allow_pickle=False) as result:
+            arrays = {k: result[k] for k in result.files}
+        participants = [pickle.loads(s.read_bytes()) for s in states]
+        ports = deployment.ports
+    return DeploymentResult(
+        classes=arrays.get("classes"), subspace=arrays.get("subspace"),
+        model=arrays.get("model"),
+        error=str(arrays["error"]) if "error" in arrays else None,
+        ledgers=[p["ledger"] for p in participants],
+        rounds=[list(r) for r in zip(*(p["phases"] for p in participants), strict=False)],
+        errors=[p["error"] for p in participants], server_pid=int(arrays["server_pid"]),
+        client_pids=arrays["client_pids"], ports=ports)
 
 
 class FlowerFedDPDRDPMLClassifier(FedDPDRDPMLClassifier):
-    """FedDPDR-DPML (Wang et al. 2024, Algorithm 1) run on Flower.
+    """FedDPDR-DPML (Wang et al. 2024, Algorithm 1) run on Flower's deployment engine,
+    one process per participant.
 
     Parameters, plan, accounting and fitted attributes are those of
     :class:`~privkit.algorithms.FedDPDRDPMLClassifier`; ``fit(X, y, participant=ids)``
     runs the protocol as a local Flower deployment (:func:`run_local_deployment`), one
-    Flower client per participant id. With the same ``random_state`` the fitted model
-    equals the in-process one.
+    SuperNode, and one ClientApp process per round, per participant id. With the same
+    ``random_state`` the fitted model equals the in-process one.
 
-    Accounting: as in-process (``guarantee_``, ``participant_guarantees_``). Every client
-    records its releases in its own ledger (``participant_ledgers_``, in the order of
-    ``participants_``), opened and closed inside its own ``fit`` call, so a client's
-    ledger records what that client ran whatever thread Flower runs it in; ``ledger_`` is
-    their union, recorded in the ledgers open where ``fit`` was called.
+    Accounting: as in-process (``guarantee_``, ``participant_guarantees_``). Every
+    participant records its releases in its own ledger, in its own process
+    (``participant_ledgers_``, in the order of ``participants_``); ``ledger_`` is their
+    union, recorded in the ledgers open where ``fit`` was called.
 
     Public and private
     ------------------
-    As :class:`~privkit.algorithms.FedDPDRDPMLClassifier`. ``flower_history_`` is Flower's
-    record of the run: per round, the metrics the clients report (their participant
-    index, public) and no loss; what crosses the network is what the server receives
-    in process.
+    As :class:`~privkit.algorithms.FedDPDRDPMLClassifier`. What crosses the network is
+    what the server receives in process; the participants' rows stay in their own state
+    files (a private temporary folder, deleted after the run). A participant's exception
+    is raised by ``fit``, as in process; a failure of the deployment itself (a process
+    that exits, a timeout) is a ``RuntimeError`` that names no data.
 
     .. versionadded:: 0.2.0
     .. versionchanged:: 0.3.0
-       Three rounds (the label set, then the two of Algorithm 1).
+       Three rounds (the label set, then the two of Algorithm 1); issue 27: Flower's
+       deployment engine, one process per participant; ``flower_history_`` is gone.
     """
 
     def _run_protocol(self, federation: Federation
                       ) -> tuple[NDArray[Any], tuple[NDArray[np.float64],
                                                      NDArray[np.float64]] | None]:
-        clients = [participant_client(m, index=i, protocol=self)
-                   for i, m in enumerate(federation.members)]
-        strategy = averaging_strategy(len(clients))
-        self.flower_history_ = run_local_deployment(clients, strategy)
-        for client in clients:
-            if client.error is not None:
-                raise client.error
-        if strategy.error_ is not None or strategy.classes_ is None:
-            raise RuntimeError(f"the Flower run failed: {strategy.error_ or 'no label set'}")
-        self.participant_ledgers_ = [client.ledger for client in clients]
-        for client in clients:
-            for entry in client.ledger.entries:
+        self.__dict__.pop("_flower_run", None)  # not sent to the participants
+        run = run_local_deployment(self, federation.members)
+        self._flower_run = run  # diagnostics (processes, ports): not a fitted attribute
+        for error in run.errors:
+            if error is not None:
+                raise error
+        if run.error is not None or run.classes is None:
+            raise RuntimeError(f"the Flower run failed: {run.error or 'no label set'}")
+        self.participant_ledgers_ = run.ledgers
+        for entries in (e for r in run.rounds for e in r):  # round by round, as in process
+            for entry in entries:
                 record(entry.block, entry.count)
-        if strategy.model_ is None:
-            return strategy.classes_, None
-        return strategy.classes_, (strategy.subspace_, strategy.model_)
+        if run.model is None or run.subspace is None:
+            return run.classes, None
+        return run.classes, (run.subspace, run.model)

@@ -166,6 +166,15 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc
     ``(2 + eta) epsilon_c`` for the selection
     (:func:`~privkit.algorithms._repeat_select.repeat_and_select_pure`).
 
+    At small budgets the search pays only if its settings, at a candidate's share of
+    epsilon, beat the untuned default at the whole epsilon: a negative ``shape`` (eta in
+    (-1, 0): the selection then costs ``(2 + eta) epsilon_c``, and one run is the likeliest
+    outcome, so every setting must be good), a small ``score_share``, and a grid placed by
+    the public :meth:`budget_split` (a regularisation ``c / (n epsilon_train)``) do
+    (``benchmarks/results/tuning.md``: on Adult, eta = -0.75, E[K] = 1.5, score share
+    0.05, tuned beats the default at epsilon 0.25, 0.5, 1 and 4). A negative eta makes K
+    heavy-tailed (rarely, many runs): it costs time, never privacy.
+
     Attributes
     ----------
     classes_, best_params_, best_estimator_, best_score_ (noisy), plan_, guarantee_,
@@ -227,6 +236,19 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc
                 "declared": declared, "labels": labels, "stage_epsilon": stage,
                 "candidate_epsilon": candidate, "score_epsilon": share * candidate,
                 "train_epsilon": candidate - share * candidate}
+
+    def budget_split(self) -> dict[str, float]:
+        """The public split of ``epsilon``, before any data is touched: ``candidate``,
+        each run's epsilon (what is left after the label release, if any, over ``2 +
+        shape``: the selection then costs that rest), of which ``train`` trains the
+        candidate and ``score`` prices its noisy score (``score_share``). A grid may
+        depend on it, e.g. a regularisation ``c / (n * train)`` (objective
+        perturbation's noise in the minimiser scales as ``1 / (n epsilon Lambda)``:
+        Chaudhuri, Monteleoni, Sarwate 2011, "Differentially private empirical risk
+        minimization", Theorem 9 and Section 7), as ``benchmarks/tuning.py`` does."""
+        v = self._validated()
+        return {"candidate": v["candidate_epsilon"], "train": v["train_epsilon"],
+                "score": v["score_epsilon"]}
 
     def plan(self, *, n_samples: int, n_features: int, n_classes: int | None = None) -> Block:
         """The label release (without ``classes``), then ``Claimed(PureDP(...))``:

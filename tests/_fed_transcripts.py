@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
 from privkit.ledger import Ledger
 
 
@@ -115,3 +116,14 @@ def case_transcript(case: Any, data: tuple[Any, Any], seed: int, *, values: bool
     if out["error"] is None:
         out["queries"] = _query_shapes(estimator, case.probes)
     return out
+
+
+
+class FailingFlower(FlowerFedDPDRDPMLClassifier):  # type: ignore[misc]
+    """A Flower FedDPDR-DPML whose participant of 150 rows fails in the model phase (here,
+    at module level, so the participants' processes can unpickle it)."""
+
+    def participant_release(self, member: Any, phase: str, received: Any) -> Any:
+        if phase == "model" and member.size == 150:
+            raise ValueError("participant 1 failed")
+        return super().participant_release(member, phase, received)

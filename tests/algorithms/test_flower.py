@@ -1,23 +1,27 @@
-"""FedDPDR-DPML on Flower: the same model as the in-process run, accounting, failures."""
+"""FedDPDR-DPML on Flower's deployment engine: one process per participant, the same model
+as the in-process run, accounting, failures, nothing left behind."""
 
 import os
-import signal
+import pickle
+import socket
 import subprocess
 import sys
 import threading
 
 import numpy as np
 import pytest
+from _fed_transcripts import FailingFlower
 
-os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")  # no network beyond localhost
 pytest.importorskip("flwr")
 
 from privkit import Parallel
 from privkit.algorithms import FedDPDRDPMLClassifier, Server
+from privkit.algorithms._flower_processes import alive, process_tree, write_atomically
 from privkit.algorithms.flower import (
     FlowerFedDPDRDPMLClassifier,
-    averaging_strategy,
-    run_local_deployment,
+    _participate,
+    _serve,
+    aggregate,
 )
 
 
@@ -40,19 +44,44 @@ def assert_same_fit(flower, local, delta=1e-4):
             == [g.epsilon_at(delta) for g in local.participant_guarantees_])
 
 
+def port_is_free(port):
+    """Nothing listens on ``port`` any more: it can be bound and listened on again (with
+    SO_REUSEADDR, as any server does, so closed connections in TIME_WAIT do not count)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            s.listen()
+        except OSError:
+            return False
+    return True
+
+
+def assert_nothing_left(run, threads_before):
+    """Every process of the run has ended (server, every ClientApp, and no child of this
+    process remains), its ports are free, and this process has no new thread."""
+    pids = [run.server_pid, *run.client_pids.ravel().tolist()]
+    assert not any(alive(pid) for pid in pids)
+    assert process_tree(os.getpid()) == [os.getpid()]
+    assert all(port_is_free(port) for port in run.ports)
+    assert threading.active_count() == threads_before
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("declared", [True, False])
-def test_flower_run_equals_in_process_run(declared):
+def test_flower_run_equals_in_process_run_one_process_per_participant(declared):
     """Three participants (ids given out of order, unequal sizes), three classes declared
     or released privately by each participant, calibrated budgets: the Flower deployment
     gives the in-process model to 1e-12, the same label set, plan and guarantees; each
-    client's ledger matches its participant's part of the plan and the union matches the
-    whole plan."""
+    participant's ledger matches its part of the plan. Every ClientApp ran in a process
+    of its own, none shared between participants or with the server or this process, and
+    after fit no process, port or thread of the run is left."""
     X, y = data(n=900, classes=3)
     ids = np.array(["c", "a", "b", "a"] * 225)
     params = dict(epsilon=1.0 if declared else 8.0, delta=1e-4 if declared else 1e-3,
                   n_components=3, classes=[0, 1, 2] if declared else None, random_state=7)
     local = FedDPDRDPMLClassifier(**params).fit(X, y, participant=ids)
+    threads = threading.active_count()
     flower = FlowerFedDPDRDPMLClassifier(**params).fit(X, y, participant=ids)
     assert_same_fit(flower, local, delta=params["delta"])
     np.testing.assert_array_equal(flower.classes_, [0, 1, 2])
@@ -63,170 +92,154 @@ def test_flower_run_equals_in_process_run(declared):
     for ledger, part in zip(flower.participant_ledgers_, flower.plan_.parts, strict=True):
         assert ledger.compare(part).matches
     assert flower.score(X, y) == local.score(X, y)
+    run = flower._flower_run
+    pids = run.client_pids  # rounds x participants
+    assert pids.shape == (3, 3)
+    assert np.all(pids > 0)
+    for r in range(3):  # in each round, one distinct process per participant
+        assert len(set(pids[r].tolist())) == 3
+    assert not set(pids.ravel().tolist()) & {run.server_pid, os.getpid()}
+    for i in range(3):  # a participant's processes serve no other participant
+        others = set(np.delete(pids, i, axis=1).ravel().tolist())
+        assert not set(pids[:, i].tolist()) & others
+    assert_nothing_left(run, threads)
     # a different seed gives a different model, so the equality above is not vacuous
     other = FedDPDRDPMLClassifier(**{**params, "random_state": 8}).fit(X, y, participant=ids)
     assert np.abs(other.coef_ - flower.coef_).max() > 1e-3
 
 
-class FailingParticipant(FlowerFedDPDRDPMLClassifier):
-    """A deployment whose second participant fails in the model phase."""
-
-    def participant_release(self, member, phase, received):
-        if phase == "model" and member.size == 150:
-            raise ValueError("participant 1 failed")
-        return super().participant_release(member, phase, received)
-
-
 @pytest.mark.slow
-def test_participant_error_stops_the_run_and_restores_the_process():
-    """A participant's error is raised by fit (no hang); Flower's SIGINT/SIGTERM handlers
-    and log level are undone; a second run then works."""
-    import logging
-
+def test_participant_error_stops_the_run_and_leaves_nothing():
+    """A participant's error, in its own process, is raised by fit with its type and
+    message (no hang), and the deployment is torn down all the same."""
     X, y = data(n=300, classes=3)
     ids = np.where(np.arange(300) < 150, 0, 1)
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    level = logging.getLogger("flwr").level
+    threads = threading.active_count()
+    model = FailingFlower(n_components=3, classes=[0, 1, 2], random_state=0)
     with pytest.raises(ValueError, match="participant 1 failed"):
-        FailingParticipant(n_components=3, classes=[0, 1, 2], random_state=0).fit(
-            X, y, participant=ids)
-    assert {s: signal.getsignal(s) for s in before} == before
-    assert logging.getLogger("flwr").level == level
-    X, y = data(n=300)
-    ids = np.arange(300) % 2
-    params = dict(epsilon=0.5, n_components=2, calibration="classic", classes=[0, 1],
-                  random_state=1)
-    assert_same_fit(FlowerFedDPDRDPMLClassifier(**params).fit(X, y, participant=ids),
-                    FedDPDRDPMLClassifier(**params).fit(X, y, participant=ids))
+        model.fit(X, y, participant=ids)
+    assert_nothing_left(model._flower_run, threads)
 
 
-@pytest.mark.slow
-def test_repeated_runs_leave_no_threads_behind():
-    """Flower keeps every run's exit handler, and with it the gRPC server's thread pool,
-    in a process-wide list; run_local_deployment removes the run's handlers, so ten runs
-    leave the thread count where one run left it, within a few seconds (gRPC's last
-    polling thread of a run may take a moment to end, longer on a loaded machine: one such
-    thread is tolerated; the leak kept two threads a run for good, 20 after ten runs)."""
-    import time
-
-    def settled(limit):
-        deadline = time.monotonic() + 20.0
-        while threading.active_count() > limit and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return threading.active_count()
-
-    case = FlowerFedDPDRDPMLClassifier.transcript_case(declare_classes=True)
-    case.estimator.fit(case.X, case.y, **case.fit_params)  # imports flwr and gRPC
-    after_one = settled(threading.active_count() - 1)
-    for seed in range(10):
-        case.estimator.set_params(random_state=seed).fit(case.X, case.y, **case.fit_params)
-    assert settled(after_one) <= after_one + 1
+def members(n=200, seed=3):
+    X, y = data(n=n, classes=3)
+    model = FedDPDRDPMLClassifier(n_components=2, classes=[0, 1, 2], random_state=seed)
+    ids = np.arange(n) % 2
+    model.fit(X, y, participant=ids)  # sets the public state participant_release reads
+    return model, model._federation(X, y, ids)
 
 
-def test_a_port_in_use_is_an_error_not_an_exit():
-    """Flower exits the process when its port is taken; run_local_deployment turns that
-    into a RuntimeError (the caller's process goes on) and restores the signal
-    handlers."""
-    import socket
+def test_a_participant_step_in_its_state_file_equals_the_in_process_release(tmp_path):
+    """_participate (what a ClientApp runs) loads the state, releases, records in the
+    participant's ledger and saves its stream: three phases give the in-process
+    releases; an error is kept in the state and reported as text."""
+    model, federation = members()
+    _, twin = members()
+    path = tmp_path / "state.pkl"
+    from privkit.ledger import Ledger
 
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        with pytest.raises(RuntimeError, match=r"did not start.*already in use"):
-            run_local_deployment([], averaging_strategy(1), port=port)
-    assert {s: signal.getsignal(s) for s in before} == before
+    write_atomically(path, pickle.dumps({"protocol": model, "member": federation.members[0],
+                                         "index": 0, "ledger": Ledger(), "phases": [],
+                                         "error": None}))
+    expected = twin.members[0]
+    received, in_process = [], Ledger()
+    for phase in ("labels", "subspace", "model"):
+        out, reply = _participate(str(path), phase, received)
+        with in_process:
+            want = model.participant_release(expected, phase, received)
+        np.testing.assert_array_equal(out, want)
+        assert reply == {"participant": 0, "pid": os.getpid(), "size": expected.size}
+        received = [out] if phase == "labels" else [out, received[0]]
+    state = pickle.loads(path.read_bytes())
+    assert state["ledger"].entries == in_process.entries
+    assert sum(state["phases"], ()) == in_process.entries  # round by round
+    assert len(in_process.entries) > 2
+    assert state["error"] is None
+    out, reply = _participate(str(path), "nonsense", [])
+    assert out is None
+    assert "phase" in reply["error"]
+    assert isinstance(pickle.loads(path.read_bytes())["error"], ValueError)
 
 
-def fit_res(index, array, size, error=None):
-    from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
-
-    metrics = {"participant": index} if error is None else {"participant": index,
-                                                            "error": error}
-    return None, FitRes(status=Status(code=Code.OK, message=""), num_examples=size,
-                        parameters=ndarrays_to_parameters([array]), metrics=metrics)
-
-
-def test_strategy_aggregates_in_participant_order_whatever_the_reply_order():
-    """Round 1 gives Server.union of the label sets, round 2 Server.average_subspaces and
-    round 3 Server.average of the releases in participant order, weighted by the
-    reported sizes, for replies in any order; each round sends on what the next needs."""
-    from flwr.common import parameters_to_ndarrays
-
+def test_aggregation_is_in_participant_order_whatever_the_reply_order():
+    """aggregate gives Server.union of the label sets, Server.average_subspaces and
+    Server.average of the releases in participant order, weighted by the reported sizes,
+    for replies in any order; a missing or repeated participant is an error."""
     rng = np.random.default_rng(0)
-    strategy = averaging_strategy(3)
     labels = [np.array([0, 2]), np.array([1]), np.array([0, 1])]
-    params, _ = strategy.aggregate_fit(1, [fit_res(i, labels[i], 10) for i in (1, 2, 0)], [])
-    np.testing.assert_array_equal(parameters_to_ndarrays(params)[0], [0, 1, 2])
+    np.testing.assert_array_equal(
+        aggregate("labels", [(i, labels[i], 10) for i in (1, 2, 0)], 3), [0, 1, 2])
     subspaces = [np.linalg.qr(rng.normal(size=(5, 2)))[0] for _ in range(3)]
     subspaces[1] = -subspaces[1]  # signs must be aligned to participant 0's
     sizes = [10, 30, 20]
-    replies = [fit_res(i, subspaces[i], sizes[i]) for i in (2, 0, 1)]
-    params, _ = strategy.aggregate_fit(2, replies, [])
-    expected = Server.average_subspaces(subspaces, sizes)
-    sent = parameters_to_ndarrays(params)
-    np.testing.assert_array_equal(sent[0], expected)
-    np.testing.assert_array_equal(sent[1], [0, 1, 2])
-    np.testing.assert_array_equal(strategy.subspace_, expected)
+    np.testing.assert_array_equal(
+        aggregate("subspace", [(i, subspaces[i], sizes[i]) for i in (2, 0, 1)], 3),
+        Server.average_subspaces(subspaces, sizes))
     models = [rng.normal(size=(1, 3)) for _ in range(3)]
-    params, _ = strategy.aggregate_fit(3, [fit_res(i, models[i], sizes[i]) for i in (1, 2, 0)],
-                                       [])
-    np.testing.assert_array_equal(strategy.model_, Server.average(models, sizes))
-    np.testing.assert_allclose(strategy.model_, (10 * models[0] + 30 * models[1]
-                                                 + 20 * models[2]) / 60, atol=1e-15)
-    assert strategy.error_ is None
+    averaged = aggregate("model", [(i, models[i], sizes[i]) for i in (1, 2, 0)], 3)
+    np.testing.assert_allclose(averaged, (10 * models[0] + 30 * models[1]
+                                          + 20 * models[2]) / 60, atol=1e-15)
+    with pytest.raises(RuntimeError, match=r"expected each of 0..1 once"):
+        aggregate("labels", [(0, labels[0], 5), (0, labels[1], 5)], 2)
 
 
-class NoClients:  # the client manager is not consulted once the run has ended
-    def wait_for(self, num_clients, timeout):
-        raise AssertionError("should not wait")
+def test_server_stops_on_an_error_or_fewer_than_two_labels():
+    """_serve (what the ServerApp runs): a participant's reported error ends the run with
+    the error and aggregates nothing more; a union of fewer than two labels ends it
+    without error after round 1."""
+    def exchange_from(replies_by_phase):
+        seen = []
 
+        def exchange(phase, received):
+            seen.append(phase)
+            return replies_by_phase[phase]
+        return exchange, seen
 
-def test_strategy_stops_on_an_error_a_missing_participant_or_too_few_labels():
-    """A client's reported error, or a participant missing from the replies, sets
-    ``error_`` and aggregates nothing; a union of fewer than two labels ends the run
-    without error; either way the next round selects no client."""
-    strategy = averaging_strategy(2)
-    params, _ = strategy.aggregate_fit(1, [fit_res(0, np.arange(2), 5)], [])
-    assert params is None
-    assert "expected each of 0..1 once" in strategy.error_
-    assert strategy.configure_fit(2, None, NoClients()) == []
-    strategy = averaging_strategy(2)
-    replies = [fit_res(0, np.arange(2), 5), fit_res(1, np.arange(2), 5, error="boom")]
-    assert strategy.aggregate_fit(1, replies, [])[0] is None
-    assert strategy.error_ == "round 1: boom"
-    strategy = averaging_strategy(2)
-    replies = [fit_res(0, np.array([3]), 5), fit_res(1, np.empty(0), 5)]
-    assert strategy.aggregate_fit(1, replies, [])[0] is not None
-    np.testing.assert_array_equal(strategy.classes_, [3])
-    assert strategy.error_ is None
-    assert strategy.configure_fit(2, None, NoClients()) == []
+    def reply(i, array, error=None):
+        rep = {"participant": i, "pid": 100 + i, "size": 5}
+        return array, rep if error is None else {**rep, "error": error}
 
-
-def test_deployment_needs_the_main_thread_and_valid_rounds():
-    """start_server installs signal handlers, so another thread is refused up front; a
-    bad round count is refused by name."""
-    errors = []
-
-    def other():
-        try:
-            run_local_deployment([], None)
-        except RuntimeError as exc:
-            errors.append(str(exc))
-
-    t = threading.Thread(target=other)
-    t.start()
-    t.join()
-    assert errors
-    assert "must run in the main thread" in errors[0]
-    with pytest.raises(ValueError, match="`rounds` must be"):
-        run_local_deployment([], None, rounds=0)
+    exchange, seen = exchange_from({"labels": [reply(0, np.arange(2)),
+                                               reply(1, np.arange(2), error="boom")]})
+    result = _serve({"participants": 2}, exchange)
+    assert str(result["error"]) == "round 1: boom"
+    assert seen == ["labels"]
+    exchange, seen = exchange_from({"labels": [reply(0, np.array([3])),
+                                               reply(1, np.empty(0))]})
+    result = _serve({"participants": 2}, exchange)
+    assert "error" not in result
+    assert seen == ["labels"]
+    np.testing.assert_array_equal(result["classes"], [3])
+    np.testing.assert_array_equal(result["client_pids"][0], [100, 101])
 
 
 @pytest.mark.slow
 def test_importing_the_module_does_not_import_flwr():
-    """flwr loads only when a Flower run (or a client or strategy) is built."""
+    """flwr loads only in the Flower processes (flower_apps), never in the caller's."""
     code = ("import sys; import privkit.algorithms.flower; "
             "assert 'flwr' not in sys.modules, 'flwr imported'")
     subprocess.run([sys.executable, "-P", "-c", code], check=True, cwd="/")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("declared", [True, False])
+def test_transcript_case_gives_the_in_process_transcript(declared):
+    """On its transcript case (both label modes), a Flower fit gives the caller exactly
+    what the in-process FedDPDRDPMLClassifier gives: every fitted attribute with its
+    values (bit for bit), warnings, errors and the query answers' shapes, but for
+    ``participant_ledgers_``, which only the Flower run keeps. So the Flower estimator's
+    transcript is the in-process one's, which the transcript audits cover."""
+    from _fed_transcripts import case_transcript
+
+    case = FlowerFedDPDRDPMLClassifier.transcript_case(declare_classes=declared)
+    local_case = FedDPDRDPMLClassifier.transcript_case(declare_classes=declared)
+    data = (case.X, case.y)
+    flower = case_transcript(case, data, seed=3, values=True)
+    local = case_transcript(local_case, data, seed=3, values=True)
+    assert flower["error"] is None
+    ledgers = flower["attributes"].pop("participant_ledgers_")
+    assert len(ledgers) == 2
+    differ = sorted(k for k in local["attributes"]
+                    if flower["attributes"].get(k) != local["attributes"][k])
+    assert not differ
+    assert flower == local

@@ -266,3 +266,27 @@ def test_expected_runs_and_shape_are_checked_before_the_data():
     with pytest.raises(InvalidParameterError, match="`shape` must be a finite number > -1"):
         PrivateGridSearch(fast_candidate(), SMALL, classes=[0, 1], shape=-1.0).fit(
             object(), None)
+
+
+def test_budget_split_is_public_and_is_what_each_candidate_gets():
+    """budget_split (no data): with classes declared, eta = -0.75 and a score share of
+    0.05, each run gets 2 / (2 - 0.75) = 1.6, 95% of it to train and 5% to score (closed
+    form); the winner was trained at exactly that ``train`` epsilon, and the total is 2.
+    Without classes, the label release's share comes off first."""
+    X, y = data()
+    search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=2.0, classes=[0, 1],
+                               shape=-0.75, expected_runs=1.5, score_share=0.05,
+                               random_state=0)
+    split = search.budget_split()
+    assert split["candidate"] == pytest.approx(2.0 / 1.25, rel=1e-12)
+    assert split["train"] == pytest.approx(0.95 * 1.6, rel=1e-12)
+    assert split["score"] == pytest.approx(0.05 * 1.6, rel=1e-12)
+    assert (2.0 - 0.75) * split["candidate"] <= 2.0
+    search.fit(X, y)
+    assert search.best_estimator_.epsilon == split["train"]
+    assert search.guarantee_.epsilon_at(0.0) == pytest.approx(2.0)
+    from privkit.algorithms._labels import LABEL_SHARE
+
+    released = PrivateGridSearch(fast_candidate(), SMALL, epsilon=2.0, delta=1e-5,
+                                 shape=-0.75).budget_split()
+    assert released["candidate"] == pytest.approx(2.0 * (1 - LABEL_SHARE) / 1.25, rel=1e-9)
