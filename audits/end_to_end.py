@@ -102,15 +102,19 @@ def _margin_rows(n: int) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
     return (X, y), (X, flipped)
 
 
-_ERM = {"n": 20, "regularization": 0.2, "epsilon": 2.0}
+_ERM = {"n": 20, "regularization": 0.2}
 
 
-def _erm(cls_name: str) -> Callable[..., AuditCase]:
+def _erm(cls_name: str, claim: float) -> Callable[..., AuditCase]:
+    """An ERM classifier at PureDP(claim) on :func:`_margin_rows`, no intercept (the
+    margin pair attains the replace-one sensitivity ``2 / (n Lambda)`` of Chaudhuri,
+    Monteleoni, Sarwate 2011, "Differentially private empirical risk minimization",
+    Corollary 8, for the weight alone). Released: ``coef_``."""
+
     def build(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
         import privkit.algorithms as algorithms
 
         cls = getattr(algorithms, cls_name)
-        claim = _ERM["epsilon"]
 
         def make(seed: int) -> Any:
             return cls(epsilon=claim, classes=[-1, 1], regularization=_ERM["regularization"],
@@ -162,6 +166,12 @@ def _kernel_mean(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
                  f"privkit's epsilon of its plan at delta {_GAUSS_DELTA}")
 
 
+#: DPPCA's calibration: the released component shows only the noisy ``M_11 - M_22``
+#: relative to ``M_12``; at 3 the row measured less than at 2 (0.47-0.51 against
+#: 0.52-0.58 at 4,000 fits), so it gets more fits instead.
+_PCA_EPSILON = 2.0
+
+
 def _dp_pca(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     """DPPCA (Analyze Gauss: Gaussian noise on X^T X, Dwork, Talwar, Thakurta, Zhang
     2014) with one component on two features: rows (e_1, e_1, e_2) against (e_1, e_2,
@@ -172,7 +182,7 @@ def _dp_pca(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     from privkit.algorithms import DPPCA
 
     def make(seed: int) -> Any:
-        return DPPCA(1, epsilon=_GAUSS_EPSILON, delta=_GAUSS_DELTA, random_state=seed)
+        return DPPCA(1, epsilon=_PCA_EPSILON, delta=_GAUSS_DELTA, random_state=seed)
 
     e1, e2 = np.eye(2)
     first, second = np.array([e1, e1, e2]), np.array([e1, e2, e2])
@@ -181,8 +191,8 @@ def _dp_pca(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
                  (second, None), R, claim, _GAUSS_DELTA,
                  "DPPCA's released components_ (squared: the sign is arbitrary)",
                  "unit rows (e1, e1, e2), the second replaced by e2; calibrated at "
-                 f"({_GAUSS_EPSILON}, {_GAUSS_DELTA}), claim: privkit's epsilon of its plan "
-                 f"at delta {_GAUSS_DELTA}", fits=4 * FITS)
+                 f"({_PCA_EPSILON}, {_GAUSS_DELTA}), claim: privkit's epsilon of its plan "
+                 f"at delta {_GAUSS_DELTA}", fits=8 * FITS)
 
 
 def _svdd_statistic(first: Any, second: Any, nu: float) -> Callable[[Any], Any]:
@@ -209,6 +219,9 @@ _SVDD_ROWS = (np.array([[0.0], [0.0]]), np.array([[0.0], [2.2]]))
 #: The SVDD rows' calibration: at epsilon 4 the Laplace tails that carry the privacy loss
 #: are frequent enough for two thousand fits.
 _SVDD_EPSILON = 4.0
+#: The equilibrium-point row's calibration (its centre gets 0.95 of it; at 6 the row
+#: measured less, 0.44-0.45 at 3,000 fits, at 4 0.49-0.61: it gets more fits instead).
+_EP_EPSILON = 4.0
 
 
 def _private_svdd(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
@@ -228,7 +241,7 @@ def _private_svdd(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
                  "PrivateSVDD's released centre_ and features_ (the statistic: the Laplace "
                  "likelihood ratio between the pair's centres under the released map)",
                  f"1-D rows (0, 0), the second replaced by 2.2; nu 1/2, F = 2; claim "
-                 f"PureDP({claim})", fits=2 * FITS)
+                 f"PureDP({claim})", fits=4 * FITS)
 
 
 def _equilibrium_points(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
@@ -238,7 +251,7 @@ def _equilibrium_points(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     from privkit.algorithms import EquilibriumPointClassifier
 
     def make(seed: int) -> Any:
-        return EquilibriumPointClassifier(epsilon=_SVDD_EPSILON, delta=_GAUSS_DELTA, nu=0.5,
+        return EquilibriumPointClassifier(epsilon=_EP_EPSILON, delta=_GAUSS_DELTA, nu=0.5,
                                           gamma=1.0, n_components=2, centre_share=0.95,
                                           r_max=0.5, clip_centre=False, classes=[0, 1],
                                           random_state=seed)
@@ -251,9 +264,9 @@ def _equilibrium_points(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
                  "EquilibriumPointClassifier's released centre_ and features_ (the "
                  "statistic: PrivateSVDD's likelihood ratio)",
                  "1-D rows (0, 0) labelled (0, 1), the second replaced by 2.2; nu 1/2, "
-                 f"F = 2, centre_share 0.95; calibrated at ({_SVDD_EPSILON}, "
+                 f"F = 2, centre_share 0.95; calibrated at ({_EP_EPSILON}, "
                  f"{_GAUSS_DELTA}), claim: privkit's epsilon of its plan at delta "
-                 f"{_GAUSS_DELTA}", fits=3 * FITS)
+                 f"{_GAUSS_DELTA}", fits=8 * FITS)
 
 
 def _pilot_claim(make: Callable[[int], Any], data: tuple[Any, Any], delta: float) -> float:
@@ -273,8 +286,9 @@ _PCA_LABELS = np.array([0, 1, 0, 1])
 
 
 def _pipeline(cls_name: str, components: Callable[[Any], Any]) -> Callable[..., AuditCase]:
-    """Wang et al.'s DPDR-DPML pipelines (PCA stage at pca_share 0.9, then the
-    classifier): the released subspace, squared, as DPPCA's row audits it."""
+    """Wang et al.'s DPDR-DPML pipelines (PCA stage at pca_share 0.98, then the
+    classifier): the released subspace, squared, as DPPCA's row audits it (at pca_share
+    0.9 and 1,000 fits the federated one measured 0.48-0.72 of the claim)."""
 
     def build(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
         import privkit.algorithms as algorithms
@@ -283,7 +297,8 @@ def _pipeline(cls_name: str, components: Callable[[Any], Any]) -> Callable[..., 
 
         def make(seed: int) -> Any:
             return cls(epsilon=_GAUSS_EPSILON, delta=_GAUSS_DELTA, classes=[0, 1],
-                       n_components=1, pca_share=0.9, regularization=0.1, random_state=seed)
+                       n_components=1, pca_share=0.98, regularization=0.1,
+                       random_state=seed)
 
         first, second = ((rows, _PCA_LABELS) for rows in _PCA_ROWS)
         claim = _pilot_claim(make, first, _GAUSS_DELTA)
@@ -291,8 +306,9 @@ def _pipeline(cls_name: str, components: Callable[[Any], Any]) -> Callable[..., 
                      claim, _GAUSS_DELTA,
                      f"{cls_name}'s released PCA subspace (squared: the sign is arbitrary)",
                      "unit rows (e1, e1, e2, e2) labelled (0, 1, 0, 1), the second replaced "
-                     f"by e2; pca_share 0.9, one component; calibrated at ({_GAUSS_EPSILON}, "
-                     f"{_GAUSS_DELTA}), claim: its guarantee_ at delta {_GAUSS_DELTA}")
+                     f"by e2; pca_share 0.98, one component; calibrated at ({_GAUSS_EPSILON}, "
+                     f"{_GAUSS_DELTA}), claim: its guarantee_ at delta {_GAUSS_DELTA}",
+                     fits=3 * FITS)
 
     return build
 
@@ -473,8 +489,9 @@ END_TO_END: dict[str, Callable[..., AuditCase]] = {
     "dp_pca_e2e": _dp_pca,
     "private_svdd_e2e": _private_svdd,
     "equilibrium_points_e2e": _equilibrium_points,
-    "output_perturbation_e2e": _erm("OutputPerturbationClassifier"),
-    "objective_perturbation_e2e": _erm("ObjectivePerturbationClassifier"),
+    "output_perturbation_e2e": _erm("OutputPerturbationClassifier", 2.0),
+    # at 2, 0.52-0.59 of the claim (the Jacobian term of Theorem 9 is loose): 4 leaves margin
+    "objective_perturbation_e2e": _erm("ObjectivePerturbationClassifier", 4.0),
 }
 
 for _name, _build in END_TO_END.items():
