@@ -76,6 +76,12 @@ class Distinguisher(abc.ABC):
     """Chooses a :class:`Rule` from selection draws of M(D) and M(D')."""
 
     name: str = "distinguisher"
+    #: The draws per side that will measure the rule (:meth:`for_trials`); None: rank
+    #: candidate sets by the selection split's own bound.
+    trials: int | None = None
+
+    def __init__(self, trials: int | None = None) -> None:
+        self.trials = trials
 
     @abc.abstractmethod
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
@@ -94,23 +100,18 @@ class Distinguisher(abc.ABC):
         scaled up, the unfavoured side's with one added: conservative), so that a small
         selection split picks the set that is best for a large measurement (at 10^8
         draws the best event of a Gaussian at delta 1e-5 is much further in the tail than
-        at 10^6). Only the choice changes, never the bound's validity."""
-        return self
+        at 10^6). Only the choice changes, never the bound's validity. Returns a copy (of
+        the same class) with :attr:`trials` set; wrappers tell their inner ones too."""
+        return _told(self, trials)
 
 
 _D = TypeVar("_D", bound=Distinguisher)
 
 
-def _trials(distinguisher: Distinguisher) -> int | None:
-    """The measured size a distinguisher was told (None: rank by the split's own bound)."""
-    trials: int | None = getattr(distinguisher, "trials", None)
-    return trials
-
-
 def _told(distinguisher: _D, trials: int) -> _D:
     """A copy (of the same class, so subclasses keep their own ``fit``) with ``trials``."""
     told = copy.copy(distinguisher)
-    told.trials = trials  # type: ignore[attr-defined]
+    told.trials = trials
     return told
 
 
@@ -146,11 +147,8 @@ class Threshold(Distinguisher):
     name = "threshold"
 
     def __init__(self, candidates: int = 400, trials: int | None = None) -> None:
+        super().__init__(trials)
         self.candidates = candidates
-        self.trials = trials
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        return _told(self, trials)
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
@@ -177,7 +175,7 @@ class Threshold(Distinguisher):
         best: tuple[float, tuple[float, str, bool, str] | None] = (-1.0, None)
         for hits, n, other, n_other, text, swapped, kind in options:
             bounds = _ranked_bounds(hits, n, other, n_other, delta=delta,
-                                    confidence=confidence, trials=_trials(self))
+                                    confidence=confidence, trials=self.trials)
             i = _best(bounds)
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), (float(cuts[i]), text, swapped, kind))
@@ -199,6 +197,7 @@ class Bands(Distinguisher):
     name = "bands"
 
     def __init__(self, cuts: int = 64) -> None:
+        super().__init__()
         self.cuts = cuts
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
@@ -237,12 +236,6 @@ class Histogram(Distinguisher):
 
     name = "histogram"
 
-    def __init__(self, trials: int | None = None) -> None:
-        self.trials = trials
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        return _told(self, trials)
-
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         a = np.asarray(first).ravel()
@@ -258,7 +251,7 @@ class Histogram(Distinguisher):
             hits = np.cumsum(favoured[order])
             hits_other = np.cumsum(other[order])
             bounds = _ranked_bounds(hits, n_f, hits_other, n_o, delta=delta,
-                                    confidence=confidence, trials=_trials(self))
+                                    confidence=confidence, trials=self.trials)
             i = _best(bounds)
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), (values[order[: i + 1]], swapped))
@@ -278,12 +271,12 @@ class Best(Distinguisher):
     distinguisher (a histogram over many rare values) overfitting the selection split."""
 
     def __init__(self, *candidates: Distinguisher, trials: int | None = None) -> None:
+        super().__init__(trials)
         self.candidates = candidates
-        self.trials = trials
         self.name = "best of " + ", ".join(c.name for c in candidates)
 
     def bind(self, pair: Any) -> Distinguisher:
-        return Best(*(c.bind(pair) for c in self.candidates), trials=_trials(self))
+        return Best(*(c.bind(pair) for c in self.candidates), trials=self.trials)
 
     def for_trials(self, trials: int) -> Distinguisher:
         told = _told(self, trials)
@@ -303,7 +296,7 @@ class Best(Distinguisher):
             n_h, n_o = ((len(second) - cut_b, len(first) - cut_a) if rule.swapped
                         else (len(first) - cut_a, len(second) - cut_b))
             score = float(_ranked_bounds(hits, n_h, other, n_o, delta=delta,
-                                         confidence=confidence, trials=_trials(self)))
+                                         confidence=confidence, trials=self.trials))
             if score > best[0]:
                 best = (score, candidate)
         assert best[1] is not None
@@ -346,17 +339,3 @@ def choose(outputs: NDArray[Any]) -> Distinguisher:
     if np.issubdtype(flat.dtype, np.integer) or np.issubdtype(flat.dtype, np.bool_):
         return Best(Threshold(), Histogram())
     return Best(Threshold(), LevelSets(), Reachability())
-
-
-#: Names that moved to their own modules, still importable from here.
-_MOVED = {"Events": "events", "Granularity": "floating", "LevelSets": "levels",
-          "Patterns": "vectors", "Projection": "vectors", "Reachability": "floating",
-          "reachable": "floating"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(f"privkit.audits.{_MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,6 +44,7 @@ class Events(Distinguisher):
     """
 
     def __init__(self, inner: Distinguisher) -> None:
+        super().__init__()
         self.inner: Distinguisher = inner.inner if isinstance(inner, Events) else inner
         self.name = self.inner.name
 

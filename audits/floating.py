@@ -34,8 +34,6 @@ from privkit.audits.distinguishers import (
     Distinguisher,
     Rule,
     _ranked_bounds,
-    _told,
-    _trials,
 )
 from privkit.audits.lower_bounds import epsilon_lower_bound
 
@@ -104,12 +102,6 @@ class Granularity(Distinguisher):
 
     name = "granularity"
 
-    def __init__(self, trials: int | None = None) -> None:
-        self.trials = trials
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        return _told(self, trials)
-
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         if np.asarray(first).dtype.kind != "f" or np.asarray(second).dtype.kind != "f":
@@ -133,7 +125,7 @@ class Granularity(Distinguisher):
             hits = np.minimum(np.cumsum(favoured[order]), n_f)
             hits_other = np.minimum(np.cumsum(other[order]), n_o)
             bounds = _ranked_bounds(hits, n_f, hits_other, n_o, delta=delta,
-                                    confidence=confidence, trials=_trials(self))
+                                    confidence=confidence, trials=self.trials)
             i = int(np.argmax(bounds))
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), values[order[: i + 1]], swapped)
@@ -202,8 +194,8 @@ class Reachability(Distinguisher):
 
     def __init__(self, first: Any = None, second: Any = None,
                  trials: int | None = None) -> None:
+        super().__init__(trials)
         self.first, self.second = first, second
-        self.trials = trials
 
     def bind(self, pair: Any) -> Distinguisher:
         if self.first is not None:
@@ -211,14 +203,11 @@ class Reachability(Distinguisher):
         return Reachability(getattr(pair, "first", None), getattr(pair, "second", None),
                             trials=self.trials)
 
-    def for_trials(self, trials: int) -> Distinguisher:
-        return _told(self, trials)
-
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         answers = _answers(self.first, self.second, first)
         if answers is None or np.asarray(first).dtype.kind != "f":
-            inner = Granularity(trials=_trials(self)).fit(first, second, delta=delta,
+            inner = Granularity(trials=self.trials).fit(first, second, delta=delta,
                                                           confidence=confidence)
             return Rule(contains=inner.contains, swapped=inner.swapped,
                         description=inner.description + " (the pair's inputs are not "

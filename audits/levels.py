@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from privkit.audits.distinguishers import Distinguisher, Rule, _ranked_bounds, _told, _trials
+from privkit.audits.distinguishers import Distinguisher, Rule, _ranked_bounds
 
 __all__ = ["LevelSets"]
 
@@ -46,11 +46,8 @@ class LevelSets(Distinguisher):
     name = "level sets"
 
     def __init__(self, bins: int = 48, trials: int | None = None) -> None:
+        super().__init__(trials)
         self.bins = bins
-        self.trials = trials
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        return _told(self, trials)
 
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
@@ -72,7 +69,7 @@ class LevelSets(Distinguisher):
             order = np.argsort(-ratio, kind="stable")
             bounds = _ranked_bounds(np.cumsum(favoured[order]), n_f,
                                     np.cumsum(other[order]), n_o, delta=delta,
-                                    confidence=confidence, trials=_trials(self))
+                                    confidence=confidence, trials=self.trials)
             i = int(np.argmax(bounds))
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), np.sort(order[: i + 1]), swapped)

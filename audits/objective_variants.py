@@ -18,7 +18,7 @@ The variants, each claiming ``epsilon``:
   regulariser is too small, so the Jacobian term is larger than the claim allows);
 * ``"curvature"``: calibrated for curvature ``1/(8h)`` (a quarter of the loss's).
 
-The pair is :func:`~privkit.audits.registry._margin_pair`: one row at the norm bound
+The pair is :func:`~privkit.audits.algorithm_cases.margin_pair`: one row at the norm bound
 whose label flips. The audit sees only the released ``w`` (rounded to a 2^-30 grid, so
 that floating-point artefacts of the closed form do not count as leaks).
 
@@ -67,7 +67,7 @@ def _calibration(eps: float, c: float, adjust_exponent: float) -> tuple[float, f
 
 
 def _privacy_loss(w: Any, scale: float, total: float) -> Any:
-    from privkit.audits.registry import _huber_derivative, _huber_second
+    from privkit.audits.algorithm_cases import _huber_derivative, _huber_second
 
     a = N * total
     b_first = -a * w - _huber_derivative(w, H)          # label +1
@@ -79,7 +79,7 @@ def _privacy_loss(w: Any, scale: float, total: float) -> Any:
 def objective_variant(variant: str, epsilon: float = 1.0) -> ObjectiveVariant:
     """The ``variant`` (one of :data:`VARIANTS`) claiming ``epsilon``, with its exact
     epsilon on the margin pair."""
-    from privkit.audits.registry import _margin_pair, objective_minimiser
+    from privkit.audits.algorithm_cases import margin_pair, objective_minimiser
 
     if variant not in VARIANTS:
         raise ValueError(f"`variant` must be one of {VARIANTS}; got {variant!r}")
@@ -95,5 +95,5 @@ def objective_variant(variant: str, epsilon: float = 1.0) -> ObjectiveVariant:
 
     grid = np.linspace(-40.0, 40.0, 800_001)
     true = float(np.max(np.abs(_privacy_loss(grid, scale, total))))
-    return ObjectiveVariant(system=system, pair=_margin_pair(N), claim=epsilon,
+    return ObjectiveVariant(system=system, pair=margin_pair(N), claim=epsilon,
                             true_epsilon=true, variant=variant)

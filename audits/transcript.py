@@ -52,16 +52,10 @@ from privkit.audits._recording import PROBE_METHODS, Part, Transcript, record_tr
 from privkit.audits.attacks import MIN_TRIALS, audit, seed_root
 from privkit.audits.channels import CHANNELS, channel_pair, check_case
 from privkit.audits.channels import channels as case_channels
-from privkit.audits.distinguishers import (
-    Distinguisher,
-    Histogram,
-    Projection,
-    Rule,
-    Threshold,
-    _ranked_bounds,
-)
+from privkit.audits.distinguishers import Distinguisher, Histogram, Rule, Threshold, _ranked_bounds
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.result import AuditResult
+from privkit.audits.vectors import Projection
 
 __all__ = ["CHANNELS", "DEFAULT_FITS", "PROBE_METHODS", "Part", "Transcript",
            "TranscriptParts", "TranscriptResult", "audit_channels", "audit_estimator",
@@ -164,6 +158,7 @@ class _Columns(Distinguisher):
 
     def __init__(self, label: str, columns: Sequence[int], inner: Distinguisher,
                  texts: dict[float, str] | None = None) -> None:
+        super().__init__()
         self.label, self.columns, self.inner, self.texts = label, list(columns), inner, texts
         self.name = f"{inner.name} on {label}"
 
@@ -244,13 +239,8 @@ class TranscriptParts(Distinguisher):
     name = "transcript parts"
 
     def __init__(self, layout: Layout, trials: int | None = None) -> None:
+        super().__init__(trials)
         self.layout = layout
-        self.trials = trials
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        told = copy.copy(self)
-        told.trials = trials
-        return told
 
     def candidates(self, pooled: NDArray[np.float64]) -> list[Distinguisher]:
         """The candidates for these (pooled selection) rows: the discrete parts, then the

@@ -21,8 +21,6 @@ from privkit.audits.distinguishers import (
     Rule,
     Threshold,
     _rows,
-    _told,
-    _trials,
 )
 
 __all__ = ["Patterns", "Projection"]
@@ -34,12 +32,6 @@ class Projection(Distinguisher):
 
     name = "projection"
 
-    def __init__(self, trials: int | None = None) -> None:
-        self.trials = trials
-
-    def for_trials(self, trials: int) -> Distinguisher:
-        return _told(self, trials)
-
     def fit(self, first: NDArray[Any], second: NDArray[Any], *, delta: float,
             confidence: float) -> Rule:
         a = np.asarray(first, dtype=float).reshape(len(first), -1)
@@ -47,7 +39,7 @@ class Projection(Distinguisher):
         covariance = np.cov(np.concatenate([a - a.mean(0), b - b.mean(0)]).T)
         covariance = np.atleast_2d(covariance) + 1e-12 * np.eye(a.shape[1])
         w = np.linalg.solve(covariance, b.mean(0) - a.mean(0))
-        inner = Threshold(trials=_trials(self)).fit(a @ w, b @ w, delta=delta,
+        inner = Threshold(trials=self.trials).fit(a @ w, b @ w, delta=delta,
                                                     confidence=confidence)
 
         def contains(x: NDArray[Any], w: NDArray[np.float64] = w) -> NDArray[np.bool_]:
@@ -70,6 +62,7 @@ class Patterns(Distinguisher):
     name = "patterns"
 
     def __init__(self, bins: int = 8, max_levels: int = 16) -> None:
+        super().__init__()
         self.bins = bins
         self.max_levels = max_levels
 

@@ -27,6 +27,10 @@ tier's cost (every channel and label mode at 200 + 50 fits per side) projected f
 seconds per fit; then every leaky toy at both tiers (its bound and verdict) and the full
 tier of the correct toy.
 
+``--e2e [COMMAND]`` instead runs ``privkit audit`` on the black-box end-to-end rows
+(``privkit.audits.end_to_end``, issue 23) under ``/usr/bin/time -v`` and writes
+``benchmarks/results/audit_e2e.txt`` (with the commit).
+
 ``--cli [COMMAND]`` instead runs ``privkit audit`` and ``privkit audit --epsilon 4``
 (COMMAND, default the venv's ``privkit``, with ``OMP_NUM_THREADS=1``) under
 ``/usr/bin/time -v`` and writes both tables, the wall clock, CPU time, peak memory, the
@@ -168,15 +172,17 @@ def _parallel(pair: NeighbouringPair) -> None:
           f"{on_dask == serial}")
 
 
-def cli(command: list[str]) -> None:
-    """Run the audit command line at epsilon 1 and 4; write ``audit_cli.txt``."""
+def cli(command: list[str], runs: list[list[str]] | None = None,
+        name: str = "audit_cli.txt") -> None:
+    """Run the audit command line with each of ``runs``' arguments (default: at epsilon 1
+    and 4); write ``name`` in ``benchmarks/results``."""
     import os
     import re
     import subprocess
 
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    parts = []
-    for extra in ([], ["--epsilon", "4"]):
+    parts = [f"# commit: {_commit()}"]
+    for extra in runs or ([], ["--epsilon", "4"]):
         before = os.getloadavg()
         run = subprocess.run(["/usr/bin/time", "-v", *command, "audit", *extra], env=env,
                              capture_output=True, text=True, cwd="/tmp", check=False)
@@ -209,9 +215,17 @@ def cli(command: list[str]) -> None:
             *(f"#   {line.strip()}" for line in progress if not line.startswith("[")),
             "",
         ]
-    out = Path(__file__).resolve().parent / "results" / "audit_cli.txt"
+    out = Path(__file__).resolve().parent / "results" / name
     out.write_text("\n".join(parts) + "\n", encoding="utf-8")
     print("\n".join(parts))
+
+
+def end_to_end(command: list[str]) -> None:
+    """``privkit audit`` on the black-box end-to-end rows alone (issue 23); writes
+    ``audit_e2e.txt``: each row's bound over its claim, the fits and the CPU time."""
+    from privkit.audits.end_to_end import END_TO_END
+
+    cli(command, runs=[["--quiet", *sorted(END_TO_END)]], name="audit_e2e.txt")
 
 
 def _commit() -> str:
@@ -290,6 +304,9 @@ def transcripts() -> None:
 if __name__ == "__main__":
     if "--transcripts" in sys.argv:
         transcripts()
+    elif "--e2e" in sys.argv:
+        rest = sys.argv[sys.argv.index("--e2e") + 1:]
+        end_to_end(rest or [str(Path(sys.executable).with_name("privkit"))])
     elif "--cli" in sys.argv:
         rest = sys.argv[sys.argv.index("--cli") + 1:]
         cli(rest or [str(Path(sys.executable).with_name("privkit"))])

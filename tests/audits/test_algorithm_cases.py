@@ -6,7 +6,8 @@ import pytest
 pytest.importorskip("sklearn")
 
 from privkit.audits import audit
-from privkit.audits.registry import CASES, objective_minimiser
+from privkit.audits.algorithm_cases import objective_minimiser
+from privkit.audits.registry import CASES
 
 ALGORITHMS = ["output_perturbation", "objective_perturbation", "dp_pca", "dp_sgd_svm",
               "dpdr_dpml", "fed_dpdr_dpml"]

@@ -219,7 +219,7 @@ def test_naive_float_laplace_is_flagged_and_the_safe_release_is_not():
 def test_reachability_test_itself():
     """fl(c + z) is reachable from c; 2^-60 is not reachable from 1 (no double added to
     1 gives it), and is from 0."""
-    from privkit.audits.distinguishers import reachable
+    from privkit.audits.floating import reachable
 
     z = np.random.default_rng(0).laplace(0.0, 1.0, 1000)
     assert reachable((1.0 + z)[:, None], 1.0).all()

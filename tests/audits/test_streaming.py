@@ -10,15 +10,9 @@ import pytest
 
 from privkit import InvalidParameterError, Neighbouring
 from privkit.audits import NeighbouringPair, attacks, audit, report
-from privkit.audits.distinguishers import (
-    Best,
-    Distinguisher,
-    Events,
-    Reachability,
-    Threshold,
-    _ranked_bounds,
-    choose,
-)
+from privkit.audits.distinguishers import Best, Distinguisher, Threshold, _ranked_bounds, choose
+from privkit.audits.events import Events
+from privkit.audits.floating import Reachability
 from privkit.audits.lower_bounds import epsilon_lower_bound
 from privkit.audits.registry import (
     CASES,
