@@ -14,7 +14,7 @@ estimator                             source
                                       2014)
 ``DPDRDPMLClassifier``                Wang et al. 2024 Alg. 3
 ``FedDPDRDPMLClassifier``             Wang et al. 2024 Alg. 1 (Participant / Server roles)
-``FlowerFedDPDRDPMLClassifier``       the same on Flower (local deployment over gRPC)
+``FlowerFedDPDRDPMLClassifier``       the same on Flower (a process per participant)
 ``DPSGDLinearSVM``                    DP-SGD through opacus (Abadi et al. 2016)
 ``PrivateSVDD``                       Park 2022 Alg. 1 (on ``RandomFourierFeatures``)
 ``EquilibriumPointClassifier``        Park 2022 ch. 5-6 (private and paper modes)

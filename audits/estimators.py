@@ -8,8 +8,8 @@ with a ``classes`` parameter) in both label modes, ``classes`` declared and lear
 privately. Every exported class with a ``fit`` method must have its own case unless
 :data:`EXEMPT` gives the reason it needs none.
 
-``privkit audit`` runs a compact tier (:func:`run_estimator`) on every audited estimator
-but those of :data:`CLI_SLOW` (run when named): every channel of the case,
+``privkit audit`` runs a compact tier (:func:`run_estimator`) on every audited
+estimator: every channel of the case,
 :data:`CLI_FITS` measured fits per side and :data:`CLI_SELECTION` selection fits, each
 channel at confidence ``1 - (1 - confidence) / k`` for k channels, and one row per label
 mode with the channel whose bound is largest (all k bounds hold together, so that one
@@ -29,7 +29,7 @@ from privkit import _validation as check
 from privkit.audits.channels import channels
 from privkit.audits.transcript import TranscriptResult, audit_channels, threat_model
 
-__all__ = ["CLI_FITS", "CLI_MAX_FITS", "CLI_SELECTION", "CLI_SLOW", "EXEMPT", "case_builders",
+__all__ = ["CLI_FITS", "CLI_MAX_FITS", "CLI_SELECTION", "EXEMPT", "case_builders",
            "cli_selection", "estimators", "fits_to_certify", "has_case", "label_modes",
            "register_estimator", "requires_case", "run_estimator", "uncovered"]
 
@@ -65,15 +65,12 @@ EXEMPT: dict[str, str] = {
     "RandomFourierFeatures": (
         "a data-independent feature map: fit draws its frequencies from random_state and "
         "the number of features, and reads no value of the data"),
-}
-
-#: Audited estimators that ``privkit audit`` leaves out of its default run (they are
-#: audited when named, ``privkit audit transcript:NAME``, and by the slow test tier),
-#: and why.
-CLI_SLOW: dict[str, str] = {
     "FlowerFedDPDRDPMLClassifier": (
-        "each fit starts a Flower server and its clients (the CLI tier took 218 s); the "
-        "same protocol runs in process as FedDPDRDPMLClassifier, which is in the run"),
+        "runs FedDPDRDPMLClassifier's protocol (the same code and child random streams, "
+        "audited in the run) in Flower processes, one per participant; "
+        "tests/algorithms/test_flower.py shows its transcript equals the in-process one "
+        "bit for bit in both label modes; a fit starts about 13 processes, so hundreds of "
+        "fits per side are out of reach"),
 }
 
 _REGISTERED: dict[str, type] = {}
@@ -104,13 +101,13 @@ def register_estimator(cls: type) -> None:
 
 def estimators() -> dict[str, type]:
     """Every audited estimator class by name: privkit.algorithms' exported classes with
-    their own case, then the registered ones (imports scikit-learn)."""
+    their own case and no exemption, then the registered ones (imports scikit-learn)."""
     import privkit.algorithms as algorithms
 
     found = {}
     for name in algorithms.__all__:
         obj = getattr(algorithms, name)
-        if isinstance(obj, type) and has_case(obj):
+        if isinstance(obj, type) and has_case(obj) and name not in EXEMPT:
             found[name] = obj
     return {**found, **_REGISTERED}
 

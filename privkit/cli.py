@@ -258,16 +258,6 @@ def _transcript_estimators(names: list[str]) -> tuple[dict[str, type], str | Non
         return {}, _missing_extra(exc)
 
 
-def _slow_transcripts(transcripts: dict[str, type]) -> list[str]:
-    """The transcript rows ``privkit audit`` leaves out unless named
-    (:data:`privkit.audits.estimators.CLI_SLOW`)."""
-    if not transcripts:
-        return []
-    from privkit.audits.estimators import CLI_SLOW
-
-    return [n for n in transcripts if n.removeprefix("transcript:") in CLI_SLOW]
-
-
 def _audit(args: argparse.Namespace) -> int:
     import contextlib
     import logging
@@ -291,8 +281,7 @@ def _audit(args: argparse.Namespace) -> int:
     _check_audit_args(args)
     import_modules(args.imports, "privkit audit")
     transcripts, missing = _transcript_estimators(args.names)
-    slow = _slow_transcripts(transcripts)
-    names = args.names or [*sorted(CASES), *(n for n in transcripts if n not in slow)]
+    names = args.names or [*sorted(CASES), *transcripts]
     unknown = [n for n in names if n not in CASES and n not in transcripts]
     if unknown and missing and unknown[0].startswith("transcript:"):
         print(f"privkit audit: error: {unknown[0]} {missing}", file=sys.stderr)
@@ -371,8 +360,6 @@ def _audit(args: argparse.Namespace) -> int:
                   f"(privkit certifies no finite guarantee for it): {r.verdict}")
     if skipped:
         print(f"\nnot audited (missing optional dependencies): {', '.join(skipped)}")
-    if slow and not args.names:
-        print(f"\nnot in the default run (slow; audited when named): {', '.join(slow)}")
     stopped = (f"interrupted (Ctrl-C) after {finished} of {len(names)} cases: the rows "
                "above are the finished ones" if interrupted else "")
     if args.report and results:

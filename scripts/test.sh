@@ -27,9 +27,14 @@ if ! grep -Eq '[1-9][0-9]* passed' "$log"; then
     echo "test.sh: no test passed; refusing to report success" >&2
     exit 1
 fi
-# The numpy paths of the compiled accelerators (as on a machine with no C compiler): the
-# tests of their callers (the SVDD solver, random features, equilibrium points), forced
-# onto those paths; test_kernels.py compares the two paths where both exist.
-PRIVKIT_PURE=1 "$VENV/pytest" -n 2 -q "$@" tests/algorithms/test_kernels.py \
-    tests/algorithms/test_svdd.py tests/algorithms/test_random_features.py \
-    tests/algorithms/test_equilibrium.py
+# The numpy paths of the compiled accelerators (as on a machine with no C compiler). CI
+# (no arguments) runs the whole not-slow tier on them; an everyday run with a marker
+# reruns the tests of their callers (the SVDD solver, random features, equilibrium
+# points) and test_kernels.py, which compares the two paths where both exist.
+if [ "$#" -eq 0 ]; then
+    PRIVKIT_PURE=1 "$VENV/pytest" -n 2 --dist worksteal -q -m "not slow" tests
+else
+    PRIVKIT_PURE=1 "$VENV/pytest" -n 2 -q "$@" tests/algorithms/test_kernels.py \
+        tests/algorithms/test_svdd.py tests/algorithms/test_random_features.py \
+        tests/algorithms/test_equilibrium.py
+fi
