@@ -54,19 +54,21 @@ Laplace noise gives pure epsilon-DP with the epsilon split linearly. The plan is
 ``Sequential(PostProcess(DP K-means), mean blocks)`` (or the mean blocks alone) and
 ``guarantee_`` is privkit's tightest accountant on it.
 
-The private MMD two-sample test built on these means is in
-:mod:`privkit.algorithms.mmd_test`.
+The sensitivities and the block sums of a bounded feature mean, shared with the private
+MMD two-sample test (:mod:`privkit.algorithms.mmd_test`), are in
+:mod:`privkit.algorithms.feature_mean`.
 
 .. versionadded:: 0.2.0
 .. versionchanged:: 0.3.0
    The null record for non-finite rows (they raised with the noiseless sums in the
    message), zero rows under add-remove, ``budget_filter``, strict ``witness`` queries,
-   ``transcript_case``; the MMD test moved to :mod:`privkit.algorithms.mmd_test`.
+   ``transcript_case``; the MMD test moved to :mod:`privkit.algorithms.mmd_test`,
+   ``mean_sensitivities`` and ``feature_sums`` to :mod:`privkit.algorithms.feature_mean`
+   (still importable from here).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -80,13 +82,14 @@ from privkit.conversions import gdp_mu_for_approx_dp
 from privkit.guarantees import GDP, ApproxDP, Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.mechanisms import Gaussian, Laplace
-from privkit.neighbouring import Neighbouring, Norm, Sensitivity
+from privkit.neighbouring import Neighbouring, Norm
 from privkit.plan import Block, PostProcess, Sequential
 
 from ._audit_case import TranscriptCase
 from ._rows import private_rows, query_rows
 from ._spend import charge
-from .kmeans import DPKMeans, certified, row_block_sums
+from .feature_mean import feature_sums, mean_sensitivities
+from .kmeans import DPKMeans, certified
 from .nystrom_map import Kernel, NystromMap
 from .random_features import RandomFourierFeatures
 
@@ -99,60 +102,6 @@ __all__ = [
 
 _OWNER = "PrivateKernelMean"
 _MAPS = ("rff", "kmeans_nystrom", "nystrom")
-
-
-def mean_sensitivities(norm_bound: float, n_components: int, *, n_samples: int | None,
-                       relation: Neighbouring | str, norm: Norm
-                       ) -> tuple[Sensitivity, Sensitivity | None]:
-    """The sensitivities of a feature mean with ``||phi(x)||_2 <= norm_bound`` (module
-    docstring): ``(mean, None)`` under REPLACE_ONE (``2B/n`` in L2, ``2 sqrt(D) B / n`` in
-    L1), ``(sum, count)`` under ADD_REMOVE (``B`` or ``sqrt(D) B``, and 1)."""
-    owner = "mean_sensitivities"
-    b = check.positive_finite("norm_bound", norm_bound, owner)
-    d = check.positive_int("n_components", n_components, owner)
-    rel = Neighbouring.parse(relation, owner=owner)
-    if norm is Norm.L2:
-        scale = 1.0
-    elif norm is Norm.L1:
-        scale = math.sqrt(d)
-    else:
-        raise check.fail("norm", norm, "Norm.L1 or Norm.L2", owner)
-    if rel is Neighbouring.REPLACE_ONE:
-        if n_samples is None:
-            raise check.fail("n_samples", None, "the public number of rows", owner,
-                             "the mean's replace-one sensitivity is 2B/n")
-        n = check.positive_int("n_samples", n_samples, owner)
-        return Sensitivity(value=2.0 * scale * b / n, norm=norm, relation=rel), None
-    return (Sensitivity(value=scale * b, norm=norm, relation=rel),
-            Sensitivity(value=1.0, norm=norm, relation=rel))
-
-
-def _feature_sums(block: NDArray[Any], transform: Any) -> NDArray[np.float64]:
-    """One row block's feature sum and count of non-null rows, as a (D + 1,) array.
-
-    A row with a non-finite entry, or whose features are not finite, is the null record
-    (module docstring): it is never passed to ``transform`` (a zero row is, in its place)
-    and adds nothing to the sum or the count."""
-    rows = np.asarray(block, dtype=np.float64)
-    ok = np.asarray(np.isfinite(rows).all(axis=1))
-    if not ok.all():
-        rows = np.where(ok[:, None], rows, 0.0)
-    F = np.array(transform(rows), dtype=np.float64)
-    ok &= np.isfinite(F).all(axis=1)
-    if not ok.all():
-        F[~ok] = 0.0
-    out: NDArray[np.float64] = np.empty(F.shape[1] + 1)
-    out[:-1] = F.sum(axis=0)
-    out[-1] = np.count_nonzero(ok)
-    return out
-
-
-def feature_sums(X: Any, transform: Any, chunk_size: int) -> NDArray[np.float64]:
-    """``[sum_i phi(x_i), number of non-null rows]`` over row blocks, numpy or dask alike
-    (block order, so both give bit-identical sums:
-    :func:`~privkit.algorithms.kmeans.row_block_sums`)."""
-    return row_block_sums(X, functools.partial(_feature_sums, transform=transform),
-                          chunk_size)
 
 
 class _RFFMap:

@@ -1,8 +1,8 @@
 """Reproduction protocol of J. Park, "Differentially private multi-class classification
 using kernel supports and equilibrium points" (SNU master's thesis, 2022), sections 7.1-7.5.
 
-``main(argv)`` is the entry point of ``privkit reproduce park2022``; ``benchmarks/park2022.py``
-calls the same functions and writes the tables and the figure.
+``privkit reproduce park2022`` (:mod:`privkit.algorithms.reproduce.park2022`) runs its
+tables and figures with these functions.
 
 Protocol (section 7.3): random 80/20 train/test splits, 5 runs, epsilon in
 {0.01, 0.1, 1, 5, 10, 100} and non-private, F = 400 random features, one-vs-rest SVMs,
@@ -30,7 +30,8 @@ Decisions where the thesis is ambiguous (each is a documented choice, not a find
   2-D Gaussians (standard deviation 1) with centres on a circle of radius 5, 1,000 points.
 * Table 7.1 gives no ``r_max`` for the two 2-D sets: the paper-faithful mode keeps every
   EP (end points equal to 1e-3); the private mode needs a public grid and uses 0.25.
-* "Non-private" is run with the same code and epsilon = 500 (noise negligible).
+* "Non-private" is the same models with no noise
+  (:mod:`privkit.algorithms.reproduce._noise_free`).
 * The budget split of the thesis is not stated: its text spends epsilon on the centre and
   on the votes. privkit's private mode splits epsilon in half, delta = 1e-5 (see
   :mod:`privkit.algorithms.equilibrium`).
@@ -40,10 +41,8 @@ Decisions where the thesis is ambiguous (each is a documented choice, not a find
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,17 +58,13 @@ __all__ = [
     "METHODS",
     "SYNTHETIC",
     "TABLE_7_1",
-    "describe",
     "load_dataset",
-    "main",
     "make_method",
-    "run_grid",
     "run_once",
     "split",
 ]
 
 EPSILONS = (0.01, 0.1, 1.0, 5.0, 10.0, 100.0)
-NON_PRIVATE = 500.0  # exp(eps) must stay finite in the accountants
 
 #: Table 7.1: (nu = C/n, gamma) for WEIGHT / SEMI / OUTPUT, and
 #: (nu, gamma, lr, iters, r_max) for the proposed method.
@@ -242,142 +237,3 @@ def run_once(method: str, dataset: str, epsilon: float, X: NDArray[np.float64],
     return {"accuracy": accuracy, "seconds": elapsed,
             "guarantee": getattr(model, "guarantee_", None),
             "paper_claim": getattr(model, "paper_claim_", None)}
-
-
-def run_grid(datasets: tuple[str, ...], methods: tuple[str, ...], epsilons: tuple[float, ...],
-             runs: int, data_dir: str | Path | None, fraction: float = 1.0,
-             log: Callable[[str], None] | None = None, **overrides: Any
-             ) -> dict[tuple[str, str, float], Any]:
-    """Every run's result per (dataset, method, epsilon); run ``r`` draws the subsample and
-    the split with seed ``r`` (the same for every method, so methods are paired)."""
-    out: dict[tuple[str, str, float], Any] = {}
-    for dataset in datasets:
-        for run in range(runs):
-            X, y = load_dataset(dataset, data_dir or "", seed=run, fraction=fraction)
-            for method in methods:
-                for eps in epsilons:
-                    r = run_once(method, dataset, eps, X, y, seed=run, **overrides)
-                    out.setdefault((dataset, method, eps), []).append(r)
-                    if log:
-                        log(f"{dataset} run {run} {method} eps={eps:g}: "
-                            f"acc {r['accuracy']:.3f} in {r['seconds']:.2f} s")
-    return out
-
-
-def describe(guarantee: Any, claim: Any = None) -> str:
-    """``"eps=..., delta=..."`` for a guarantee (``None``: no finite guarantee), at the
-    claim's delta when the claim has one, else at delta 0 if finite there, else 1e-5."""
-    if guarantee is None:
-        return "none (no finite guarantee)"
-    delta = float(getattr(claim, "delta", 0.0) or 0.0)
-    eps = float(guarantee.epsilon_at(delta))
-    if not math.isfinite(eps) and delta == 0.0:
-        delta = 1e-5
-        eps = float(guarantee.epsilon_at(delta))
-    return f"eps={eps:.4g}" + (f", delta={delta:.3g}" if delta else "")
-
-
-DATA_ENV = "PRIVKIT_DATA"
-_PROG = "privkit reproduce park2022"
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors raise (so ``main`` reports them by name and
-    returns 2) instead of exiting from inside the library."""
-
-    def error(self, message: str) -> Any:
-        from privkit.errors import InvalidParameterError
-
-        raise InvalidParameterError(message)
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=_PROG, description=(
-        "Rerun the experiments of J. Park, 'Differentially private multi-class "
-        "classification using kernel supports and equilibrium points' (2022): accuracy "
-        "(mean and sd over runs) per dataset, method and epsilon, with privkit's "
-        "guarantee next to the paper's claim."))
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), metavar="NAME",
-                        help=f"any of {', '.join(DATASETS)} (default: all)")
-    parser.add_argument("--methods", nargs="+", default=list(METHODS[:5]), metavar="NAME",
-                        help=f"any of {', '.join(METHODS)}")
-    parser.add_argument("--epsilons", nargs="+", type=float, metavar="EPS",
-                        default=[*EPSILONS, NON_PRIVATE],
-                        help=f"total budgets (default: the thesis' grid and {NON_PRIVATE:g} "
-                             "for non-private)")
-    parser.add_argument("--runs", type=int, default=5, help="random 80/20 splits (5)")
-    parser.add_argument("--fraction", type=float, default=1.0,
-                        help="sub-sample each dataset to this fraction (Table 7.3: 0.1, 0.3)")
-    parser.add_argument("--data", default=None, metavar="DIR",
-                        help=f"folder of the UCI files (default: ${DATA_ENV}); not needed "
-                             f"for {', '.join(SYNTHETIC)}")
-    parser.add_argument("--quick", action="store_true",
-                        help="three_moons (generated), epsilon 1 and non-private, 1 run: "
-                             "a smoke test in about a second")
-    return parser
-
-
-def _check_args(args: argparse.Namespace) -> None:
-    owner = _PROG
-    for name in args.datasets:
-        if name not in DATASETS:
-            raise check.fail("--datasets", name, f"one of {', '.join(DATASETS)}", owner)
-    for name in args.methods:
-        if name not in METHODS:
-            raise check.fail("--methods", name, f"one of {', '.join(METHODS)}", owner)
-    for eps in args.epsilons:
-        if not (math.isfinite(eps) and eps > 0):
-            raise check.fail("--epsilons", eps, "positive finite numbers", owner)
-    if args.runs < 1:
-        raise check.fail("--runs", args.runs, "an integer >= 1", owner)
-    if not 0.0 < args.fraction <= 1.0:
-        raise check.fail("--fraction", args.fraction, "a number in (0, 1]", owner)
-    needs_data = [d for d in args.datasets if d not in SYNTHETIC]
-    if needs_data:
-        if args.data is None:
-            raise check.fail("--data", None, f"the folder of the UCI files ({DATA_ENV} is not "
-                             "set either)", owner,
-                             f"{', '.join(needs_data)} are read from it; pass --data DIR or "
-                             f"set {DATA_ENV}, or choose --datasets among "
-                             f"{', '.join(SYNTHETIC)}")
-        if not Path(args.data).is_dir():
-            raise check.fail("--data", args.data, "an existing folder", owner)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``privkit reproduce park2022 [--datasets ...] [--methods ...] [--epsilons ...]
-    [--runs N] [--fraction F] [--data DIR] [--quick]``: prints accuracy (mean ± sd over
-    runs) per dataset, method and epsilon, with privkit's guarantee and the paper's claim.
-
-    ``--data`` defaults to the environment variable ``PRIVKIT_DATA``; without either, only
-    the generated datasets can run. Returns 0, or 2 after a message naming the bad option.
-    """
-    import os
-    import sys
-
-    from privkit.errors import InvalidParameterError
-
-    try:
-        args = _parser().parse_args(argv)
-        if args.data is None:
-            args.data = os.environ.get(DATA_ENV) or None
-        if args.quick:
-            args.datasets, args.runs = ["three_moons"], 1
-            args.epsilons = [1.0, NON_PRIVATE]
-        _check_args(args)
-        grid = run_grid(tuple(args.datasets), tuple(args.methods), tuple(args.epsilons),
-                        args.runs, args.data, args.fraction)
-    except (InvalidParameterError, FileNotFoundError) as exc:
-        print(f"{_PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{'dataset':15s} {'method':16s} {'epsilon':>11s}  accuracy (mean ± sd)  time   "
-          "privkit guarantee / paper claim")
-    for (dataset, method, eps), rs in grid.items():
-        acc = np.array([r["accuracy"] for r in rs])
-        label = "non-private" if eps >= NON_PRIVATE else f"{eps:g}"
-        g = rs[0]["guarantee"]
-        print(f"{dataset:15s} {method:16s} {label:>11s}  {acc.mean():.3f} ± {acc.std():.3f}"
-              f"         {np.mean([r['seconds'] for r in rs]):.2f} s  "
-              f"{describe(g, rs[0]['paper_claim'])} / "
-              f"{describe(rs[0]['paper_claim'], rs[0]['paper_claim'])}")
-    return 0

@@ -237,7 +237,7 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
     docstring), so the claim holds for ``noise="laplace"``, up to the solver term that
     privkit adds. The L2 mechanisms reach the same guarantee with less noise: the expected
     noise norm is about ``sqrt(2) F Delta_2 / eps`` for coordinate Laplace, ``F Delta_2 / eps``
-    for L2-Laplace and ``sqrt(F) sigma`` for the Gaussian (see ``benchmarks/park2022.py``).
+    for L2-Laplace and ``sqrt(F) sigma`` for the Gaussian.
     """
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 0.0, nu: float = 0.05,

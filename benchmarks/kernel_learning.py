@@ -1,14 +1,15 @@
-"""Private kernel learning: K-means Nyström at scale, private KME on Adult, DPKSVMEL.
+"""Private kernel learning: K-means Nyström at scale, private KME on Adult.
 
 Run (one core):
   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python -P benchmarks/kernel_learning.py \
       scale [--rows 1000000] [--features 200] [--k 256]
   ... kernel_learning.py stages [--rows 1000000]   (CPU time of each stage of the fit)
   ... kernel_learning.py kme [--data ../shared/data] [--seeds 3]   (or: --part kme)
-  ... kernel_learning.py dpksvmel [--data ../shared/data] [--runs 10] [--reduced]
 
-Writes to benchmarks/results/: ``kernel_scale_<n>.md``, ``kernel_kme_adult.md`` and
-``kernel_kme_adult.png``, ``dpksvmel.md``.
+Writes to benchmarks/results/: ``kernel_scale_<n>.md``, ``kernel_scale_stages_<n>.md``,
+``kernel_kme_adult.md`` and ``kernel_kme_adult.png``, each Markdown file stamped with the
+commit and the code it depends on (tests/core/test_results_fresh.py). DPKSVMEL's
+comparison is ``privkit reproduce dpksvmel``.
 
 * ``scale``: B. Lee, J. Ahn, C. Park, "Differential privacy in scalable general kernel
   learning via K-means Nyström random features" (poster): n rows in d = 200 dimensions
@@ -31,9 +32,25 @@ from pathlib import Path
 
 import numpy as np
 
+from privkit.algorithms.reproduce._report import code_version
 from privkit.algorithms.reproduce.lee_nystrom import polynomial_data
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: The code the results depend on.
+DEPENDS = ("benchmarks/kernel_learning.py", "algorithms/reproduce/lee_nystrom.py",
+           "algorithms/nystrom.py", "algorithms/nystrom_map.py", "algorithms/kmeans.py",
+           "algorithms/kernel_mean.py", "algorithms/feature_mean.py", "algorithms/erm.py",
+           "algorithms/_private_linear.py", "algorithms/random_features.py")
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    """``lines`` under the stamp (command, commit, depends) as ``path``."""
+    command = ("OMP_NUM_THREADS=1 .venv/bin/python -P benchmarks/kernel_learning.py "
+               + " ".join(sys.argv[1:]))
+    stamp = [f"- command: {command}", f"- privkit-commit: {code_version(DEPENDS)}",
+             f"- privkit-depends: {' '.join(DEPENDS)}", ""]
+    RESULTS.mkdir(exist_ok=True)
+    path.write_text("\n".join([*lines[:2], *stamp, *lines[2:]]) + "\n")
 
 
 def _load() -> str:
@@ -99,9 +116,8 @@ def scale(args: argparse.Namespace) -> None:
               f"-> output perturbation (epsilon/2, Huber, lambda {args.regularization}, "
               "tol 1e-6). Test set: 20,000 fresh rows."), "",
               f"Load average after the runs: {_load()}."]
-    RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"kernel_scale_{n}.md"
-    out.write_text("\n".join(lines) + "\n")
+    _write(out, lines)
     print("wrote", out)
 
 
@@ -216,8 +232,7 @@ def kme(args: argparse.Namespace) -> None:
                    "public landmarks (where public data exist) improve with K as in the "
                    "non-private Nyström method, and RFF improve as 1/sqrt(K)."),
               "", f"Load average at the end: {_load()}."]
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "kernel_kme_adult.md").write_text("\n".join(lines) + "\n")
+    _write(RESULTS / "kernel_kme_adult.md", lines)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     ks = list(args.ks)
     for ax, col, title in ((axes[0], 0, "RKHS error"), (axes[1], 2, "witness error")):
@@ -292,82 +307,8 @@ def stages(args: argparse.Namespace) -> None:
     lines += [f"| {name} | {t:.1f} |" for name, t in times.items()]
     lines.append(f"| total | {sum(times.values()):.1f} |")
     out = RESULTS / f"kernel_scale_stages_{n}.md"
-    out.write_text("\n".join(lines) + "\n")
+    _write(out, lines)
     print("\n".join(lines))
-
-
-DPKSVMEL_SETS = ["australian", "breast-cancer", "heart", "ionosphere", "sonar",
-                 "german-numer", "diabetes", "splice-train"]
-
-
-def _libsvm_scaled(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """A dataset scaled to [-1, 1] per feature (libsvm's svm-scale, as the paper's
-    libsvm copies); labels 0/1. The corrected variant takes [-1, 1]^d as public."""
-    data = np.loadtxt(path, delimiter=",", skiprows=1)
-    X, y = data[:, :-1], data[:, -1]
-    lo, hi = X.min(0), X.max(0)
-    X = 2 * (X - lo) / np.where(hi > lo, hi - lo, 1.0) - 1
-    return X, (y == y.max()).astype(int)
-
-
-def dpksvmel(args: argparse.Namespace) -> None:
-    from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import train_test_split
-    from sklearn.svm import SVC
-
-    from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected
-
-    ks = [2] if args.reduced else [2, 3]
-    epsilons = [0.1, 1.0] if args.reduced else [0.1, 0.5, 1.0]
-    llss = [0.5, 0.9] if args.reduced else [0.5, 0.6, 0.7, 0.8, 0.9]
-    lines = [("# DPKSVMEL: faithful (no certified guarantee) vs corrected (epsilon-DP) vs "
-             "non-private"), "",
-             (f"Test accuracy / AUC, mean over {args.runs} random 70/30 splits; features "
-             "scaled to [-1, 1]. Faithful: DPKSVMEL's Algorithm 1 (its Theorem 1 does not "
-             "hold: privkit certifies nothing). Corrected: DPKSVMELCorrected "
-             "(16 private centroids, RBF gamma = 1/d, pure epsilon-DP, certified by "
-             "privkit)."), "",
-             "| dataset | model | k | LLs | epsilon | accuracy | AUC |",
-             "|---|---|---|---|---|---|---|"]
-    for name in DPKSVMEL_SETS:
-        path = Path(args.data) / f"{name}.csv.gz"
-        if not path.exists():
-            print("missing", path)
-            continue
-        X, y = _libsvm_scaled(path)
-        d = X.shape[1]
-        results: dict[tuple[str, int, float, float], list[tuple[float, float]]] = {}
-        for run in range(args.runs):
-            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=run,
-                                                  stratify=y)
-
-            def score(model: object, key: tuple[str, int, float, float], Xte: np.ndarray = Xte,
-                      yte: np.ndarray = yte, results: dict = results) -> None:
-                pred = model.predict(Xte)  # type: ignore[attr-defined]
-                dec = model.decision_function(Xte)  # type: ignore[attr-defined]
-                results.setdefault(key, []).append((float(np.mean(pred == yte)),
-                                                    float(roc_auc_score(yte, dec))))
-
-            score(SVC(gamma=1.0 / d).fit(Xtr, ytr), ("non-private SVC", 0, 0.0, math.inf))
-            for eps in epsilons:
-                for k in ks:
-                    for lls in llss:
-                        score(DPKSVMEL(epsilon=eps, k=k, lls=lls, classes=[0, 1],
-                                       random_state=run).fit(Xtr, ytr),
-                              ("faithful", k, lls, eps))
-                score(DPKSVMELCorrected(16, epsilon=eps, classes=[0, 1],
-                                        data_radius=math.sqrt(d), random_state=run)
-                      .fit(Xtr, ytr),
-                      ("corrected", 0, 0.0, eps))
-        for (model, k, lls, eps), vals in results.items():
-            acc, auc = np.mean(vals, axis=0)
-            lines.append(f"| {name} | {model} | {k or '-'} | {lls or '-'} | {eps} | "
-                         f"{acc:.3f} | {auc:.3f} |")
-        print(name, "done", flush=True)
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "dpksvmel.md"
-    out.write_text("\n".join(lines) + "\n")
-    print("wrote", out)
 
 
 def main() -> None:
@@ -386,10 +327,6 @@ def main() -> None:
     p.add_argument("--k", type=int, default=256)
     p.add_argument("--iters", type=int, default=5)
     p.add_argument("--regularization", type=float, default=1e-3)
-    p = sub.add_parser("dpksvmel")
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    p.add_argument("--runs", type=int, default=10)
-    p.add_argument("--reduced", action="store_true")
     p = sub.add_parser("kme")
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     p.add_argument("--ks", type=int, nargs="+", default=[8, 16, 32, 64, 128, 256])
@@ -400,8 +337,7 @@ def main() -> None:
         i = argv.index("--part")
         argv = [argv[i + 1], *argv[:i], *argv[i + 2:]]
     args = parser.parse_args(argv)
-    {"scale": scale, "stages": stages, "dpksvmel": dpksvmel,
-     "kme": kme}[args.command](args)
+    {"scale": scale, "stages": stages, "kme": kme}[args.command](args)
 
 
 if __name__ == "__main__":

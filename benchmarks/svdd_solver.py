@@ -34,9 +34,15 @@ from scipy.optimize import nnls
 
 from privkit.algorithms import park2022 as p
 from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.reproduce._cli import DATA_ENV
+from privkit.algorithms.reproduce._report import code_version
 from privkit.algorithms.svdd import svdd_centre
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: The code the results depend on (tests/core/test_results_fresh.py checks the stamp).
+DEPENDS = ("benchmarks/svdd_solver.py", "algorithms/svdd.py", "algorithms/_svdd_dual.py",
+           "algorithms/_hull.pyx", "algorithms/random_features.py", "algorithms/_rff.pyx",
+           "algorithms/park2022.py")
 
 
 def _median_ms(fn: Callable[[], object], repeats: int) -> float:
@@ -88,10 +94,15 @@ def _scipy_on_support(Phi: np.ndarray, beta: np.ndarray, nu: float) -> np.ndarra
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=os.environ.get(p.DATA_ENV, "/work/shared/data"))
+    parser.add_argument("--data", default=os.environ.get(DATA_ENV, "/work/shared/data"))
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
     lines = ["# The SVDD dual: privkit's solver against scipy's NNLS (same process)", "",
+             "- command: OMP_NUM_THREADS=1 .venv/bin/python -P benchmarks/svdd_solver.py",
+             f"- privkit-commit: {code_version(DEPENDS)}",
+             f"- privkit-depends: {' '.join(DEPENDS)}",
+             "- load average (1, 5, 15 min) at start: "
+             + ", ".join(f"{x:.2f}" for x in os.getloadavg()), "",
              ("Split 0, Table 7.1's nu and gamma, F = 400, one thread, median of "
               f"{args.repeats} solves. See the docstring of `benchmarks/svdd_solver.py`."),
              "",

@@ -94,8 +94,12 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Rerun a paper's experimental protocol with privkit's implementation and "
         "print privkit's results (and privkit's own guarantee) next to the paper's. Papers: "
         + "; ".join(f"{name}: {title}" for name, (_, title) in _REPRODUCTIONS.items())
-        + ". Options after PAPER go to that paper's runner (PAPER --help lists them).")
-    reproduce.add_argument("paper", metavar="PAPER", help=f"one of {', '.join(_REPRODUCTIONS)}")
+        + ". Options after PAPER go to that paper's runner (PAPER --help lists them); "
+        "--list describes each paper and its commands.")
+    reproduce.add_argument("--list", action="store_true",
+                           help="name each paper, what it reproduces and its commands")
+    reproduce.add_argument("paper", metavar="PAPER", nargs="?",
+                           help=f"one of {', '.join(_REPRODUCTIONS)}")
     reproduce.add_argument("options", nargs=argparse.REMAINDER,
                            help="options of the paper's runner")
     return parser
@@ -110,7 +114,9 @@ def _import_option(command: argparse.ArgumentParser) -> None:
         "no flag")
 
 
-#: ``privkit reproduce`` papers: name -> (module whose ``main(argv)`` runs it, citation).
+#: ``privkit reproduce`` papers: name -> (module whose ``main(argv)`` runs it, citation);
+#: ``--list`` prints :data:`privkit.algorithms.reproduce.CATALOGUE` (the same names,
+#: kept here so that building the parser imports no algorithm).
 _REPRODUCTIONS = {
     "park2022": ("privkit.algorithms.reproduce.park2022",
                  ("J. Park, \"Differentially private multi-class classification using kernel "
@@ -388,6 +394,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     from privkit._validation import fail
 
+    if args.list:
+        from privkit.algorithms.reproduce import listing
+
+        print(listing(), end="")
+        return 0
     if args.paper not in _REPRODUCTIONS:
         raise fail("PAPER", args.paper, f"one of {', '.join(_REPRODUCTIONS)}",
                    "privkit reproduce")

@@ -203,7 +203,7 @@ def adult():
 def test_adult_private_rff_embedding_witness_error(adult):
     """Adult (public bounds), RFF with K = 64 at epsilon = 1: the released embedding's
     witness at 200 public test rows is within 0.1 (root mean square) of the exact mean
-    embedding (measured 0.05 in benchmarks/results/kernel_kme_adult.md; seeded)."""
+    embedding (seeded; ``benchmarks/kernel_learning.py kme`` measures the error over K)."""
     X, _, X_test, _ = adult
     kme = PrivateKernelMean(64, epsilon=1.0, delta=1e-6, gamma=2.0, random_state=0).fit(X)
     T = X_test[:200]

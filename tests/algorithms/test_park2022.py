@@ -1,5 +1,6 @@
 """The reproduction protocol of J. Park, "Differentially private multi-class classification
-using kernel supports and equilibrium points" (2022): ``privkit reproduce park2022``."""
+using kernel supports and equilibrium points" (2022), which ``privkit reproduce park2022``
+runs (its command line is tested in tests/core/test_reproduce.py)."""
 
 from pathlib import Path
 
@@ -8,7 +9,6 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from privkit import PureDP
 from privkit.algorithms import park2022 as p
 
 DATA = Path("/work/shared/data")
@@ -19,60 +19,6 @@ def data_dir():
     if not (DATA / "iris.csv.gz").exists():
         pytest.skip(f"the UCI files are not in {DATA}")
     return DATA
-
-
-def test_quick_run_prints_every_method_without_a_data_folder(capsys, monkeypatch):
-    """--quick needs no data (three moons are generated) and reports each method's
-    guarantee next to the paper's claim."""
-    monkeypatch.delenv(p.DATA_ENV, raising=False)
-    code = p.main(["--quick", "--methods", "proposed_paper", "svm_weight",
-                   "svm_output_batch"])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert out.count("three_moons") == 6  # 3 methods x (eps 1, non-private)
-    assert "none (no finite guarantee) / eps=1" in out
-    assert "svm_weight" in out
-    assert "eps=1 / eps=1" in out
-
-
-def test_data_folder_is_required_by_name(capsys, monkeypatch):
-    monkeypatch.delenv(p.DATA_ENV, raising=False)
-    assert p.main(["--datasets", "iris", "--runs", "1"]) == 2
-    err = capsys.readouterr().err
-    assert "--data" in err
-    assert p.DATA_ENV in err
-    assert "iris" in err
-
-
-def test_environment_variable_gives_the_data_folder(capsys, monkeypatch, tmp_path):
-    """$PRIVKIT_DATA is used when --data is absent: an empty folder gives a named error
-    about the missing file, not a traceback."""
-    monkeypatch.setenv(p.DATA_ENV, str(tmp_path))
-    assert p.main(["--datasets", "iris", "--runs", "1", "--methods", "svm_weight"]) == 2
-    err = capsys.readouterr().err
-    assert str(tmp_path) in err
-    assert "iris" in err
-
-
-@pytest.mark.parametrize(("argv", "name"), [
-    (["--runs", "0"], "--runs"),
-    (["--methods", "svm_magic"], "--methods"),
-    (["--datasets", "mnist"], "--datasets"),
-    (["--epsilons", "-1"], "--epsilons"),
-    (["--fraction", "1.5"], "--fraction"),
-    (["--epsilons", "x"], "--epsilons"),
-    (["--bogus"], "--bogus"),
-])
-def test_bad_options_are_named_not_tracebacks(argv, name, capsys):
-    assert p.main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("privkit reproduce park2022: error:")
-    assert name in err
-
-
-def test_describe_guarantees():
-    assert p.describe(None) == "none (no finite guarantee)"
-    assert p.describe(PureDP(epsilon=2.0)) == "eps=2"
 
 
 def test_output_accounting_per_query_against_batch():
@@ -128,11 +74,3 @@ def test_split_scales_with_test_rows_only():
     moved[order[0]] += 100.0  # a training row
     _, _, again, _ = p.split(moved, y, seed=3)
     assert np.array_equal(again, X_test)
-
-
-def test_describe_reads_pure_composition_exactly():
-    """k pure runs compose to exactly k eps at delta 0 (Kairouz, Oh, Viswanath 2015)."""
-    from privkit.accountants.optimal import OptimalComposition
-
-    g = OptimalComposition(epsilon=0.01, delta=0.0, count=80)
-    assert p.describe(g, PureDP(epsilon=0.01)) == "eps=0.8"

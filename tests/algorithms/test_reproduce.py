@@ -26,7 +26,27 @@ def data_dir():
 
 
 def test_five_papers_are_registered():
+    from privkit.algorithms.reproduce import CATALOGUE
+
     assert tuple(_REPRODUCTIONS) == PAPERS
+    assert tuple(e.name for e in CATALOGUE) == PAPERS
+    assert [e.module for e in CATALOGUE] == [m for m, _ in _REPRODUCTIONS.values()]
+
+
+def test_list_names_each_paper_what_it_reproduces_and_its_commands(capsys):
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name, author in zip(PAPERS, ("J. Park", "DPKSVMEL", "B. Lee", "van der Reijden",
+                                     "T. Wang"), strict=True):
+        assert f"privkit reproduce {name} --quick --data DIR" in out
+        assert f"privkit reproduce {name} --full --data DIR" in out
+        assert author in out
+    assert out.count("reproduces: ") == 5
+
+
+def test_no_paper_and_no_list_is_refused_by_name(capsys):
+    assert main(["reproduce"]) == 2
+    assert "PAPER" in capsys.readouterr().err
 
 
 def test_standard_error_against_its_closed_form():
