@@ -381,7 +381,7 @@ def _dp_sgd_svm(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
                  "the added record moves them, w_1 + b)",
                  "four rows at the origin, and the same with (1, 0) labelled 1 added; one "
                  f"full-batch step; calibrated at ({_GAUSS_EPSILON}, {_GAUSS_DELTA}), claim: "
-                 f"its guarantee_ at delta {_GAUSS_DELTA}")
+                 f"its guarantee_ at delta {_GAUSS_DELTA}", fits=4 * FITS)
 
 
 def _lp_svm(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
