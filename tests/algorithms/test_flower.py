@@ -57,12 +57,14 @@ def port_is_free(port):
     return True
 
 
-def assert_nothing_left(run, threads_before):
-    """Every process of the run has ended (server, every ClientApp, and no child of this
-    process remains), its ports are free, and this process has no new thread."""
+def assert_nothing_left(run, threads_before, tree_before):
+    """Every process of the run has ended (server, every ClientApp, and no new child of
+    this process remains: a worker of the test runner may hold children of earlier tests,
+    such as a process pool, so the tree is compared with its state before the fit), its
+    ports are free, and this process has no new thread."""
     pids = [run.server_pid, *run.client_pids.ravel().tolist()]
     assert not any(alive(pid) for pid in pids)
-    assert process_tree(os.getpid()) == [os.getpid()]
+    assert sorted(process_tree(os.getpid())) == sorted(tree_before)
     assert all(port_is_free(port) for port in run.ports)
     assert threading.active_count() == threads_before
 
@@ -81,7 +83,7 @@ def test_flower_run_equals_in_process_run_one_process_per_participant(declared):
     params = dict(epsilon=1.0 if declared else 8.0, delta=1e-4 if declared else 1e-3,
                   n_components=3, classes=[0, 1, 2] if declared else None, random_state=7)
     local = FedDPDRDPMLClassifier(**params).fit(X, y, participant=ids)
-    threads = threading.active_count()
+    threads, tree = threading.active_count(), process_tree(os.getpid())
     flower = FlowerFedDPDRDPMLClassifier(**params).fit(X, y, participant=ids)
     assert_same_fit(flower, local, delta=params["delta"])
     np.testing.assert_array_equal(flower.classes_, [0, 1, 2])
@@ -102,7 +104,7 @@ def test_flower_run_equals_in_process_run_one_process_per_participant(declared):
     for i in range(3):  # a participant's processes serve no other participant
         others = set(np.delete(pids, i, axis=1).ravel().tolist())
         assert not set(pids[:, i].tolist()) & others
-    assert_nothing_left(run, threads)
+    assert_nothing_left(run, threads, tree)
     # a different seed gives a different model, so the equality above is not vacuous
     other = FedDPDRDPMLClassifier(**{**params, "random_state": 8}).fit(X, y, participant=ids)
     assert np.abs(other.coef_ - flower.coef_).max() > 1e-3
@@ -114,11 +116,11 @@ def test_participant_error_stops_the_run_and_leaves_nothing():
     message (no hang), and the deployment is torn down all the same."""
     X, y = data(n=300, classes=3)
     ids = np.where(np.arange(300) < 150, 0, 1)
-    threads = threading.active_count()
+    threads, tree = threading.active_count(), process_tree(os.getpid())
     model = FailingFlower(n_components=3, classes=[0, 1, 2], random_state=0)
     with pytest.raises(ValueError, match="participant 1 failed"):
         model.fit(X, y, participant=ids)
-    assert_nothing_left(model._flower_run, threads)
+    assert_nothing_left(model._flower_run, threads, tree)
 
 
 def members(n=200, seed=3):
