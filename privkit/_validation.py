@@ -136,11 +136,8 @@ def _kinds(kinds: str) -> str:
 
 def real(name: str, value: Any, owner: str) -> float:
     """A real number that is not a bool, a string, a complex or NaN (infinities allowed)."""
-    if type(value) is float:  # the common case, without the slow abstract-class checks
-        if math.isnan(value):
-            raise fail(name, value, "a real number, not NaN", owner)
-        return value
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (  # floats skip the slow abstract-class checks
+            isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real)):
         raise fail(name, value, "a real number", owner)
     result = float(value)
     if math.isnan(result):
