@@ -267,7 +267,8 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         sens = centre_sensitivity(self.nu, norm=Norm.L2, relation=relation,
                                   n_components=self.n_components, tol=self.tol,
                                   paper=self.mode == "paper")
-        return centre_mechanism(self.centre_noise, e_c, d_c, sens, self.n_components)
+        return centre_mechanism(self.centre_noise, epsilon=e_c, delta=d_c,
+                                sensitivity_l2=sens, n_components=self.n_components)
 
     def _vote_scale(self, relation: Neighbouring) -> float:
         """Laplace scale b on the counts: the votes' epsilon is 1/b (ADD_REMOVE) or 2/b

@@ -74,7 +74,8 @@ class Participant:
     def private_subspace(self, epsilon: float, delta: float, k: int,
                          calibration: str) -> NDArray[np.float64]:
         """DPDR (Algorithm 2) on the local rows: a d x k private subspace."""
-        return private_subspace(self.rows, pca_block(epsilon, delta, calibration), k, self.rng)
+        block = pca_block(epsilon=epsilon, delta=delta, calibration=calibration)
+        return private_subspace(self.rows, block, k, self.rng)
 
     def private_model(self, subspace: NDArray[np.float64],
                       classifier: ObjectivePerturbationClassifier) -> NDArray[np.float64]:

@@ -267,7 +267,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         relation, eps, dlt = self._validate()
         km_share, _ = self._budgets()
         if self.noise == "gaussian":
-            mu = gdp_mu_for_approx_dp(eps, dlt)
+            mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt)
             eps_km = GDP(mu=mu * math.sqrt(km_share)).epsilon_at(dlt)
             noise = "gaussian"
         else:
@@ -287,7 +287,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
                                           n_samples=n_samples, relation=relation, norm=norm)
         c_share = float(self.count_share) if count is not None else 0.0
         if self.noise == "gaussian":
-            mu = gdp_mu_for_approx_dp(eps, dlt) * math.sqrt(share)
+            mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt) * math.sqrt(share)
             a: Gaussian | Laplace = Gaussian.for_gdp(mu * math.sqrt(1.0 - c_share),
                                                      sensitivity=first)
             b: Gaussian | Laplace | None = (

@@ -344,7 +344,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         if self.noise == "gaussian":
             dlt = check.open_unit("delta", self.delta, _OWNER)
             s_sum, s_count = kmeans_sensitivities(r, n_features, relation, Norm.L2)
-            mu = gdp_mu_for_approx_dp(eps, dlt) / math.sqrt(t)
+            mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt) / math.sqrt(t)
             return (Gaussian.for_gdp(mu * math.sqrt(1.0 - share), sensitivity=s_sum),
                     Gaussian.for_gdp(mu * math.sqrt(share), sensitivity=s_count))
         if self.noise == "laplace":

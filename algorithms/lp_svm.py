@@ -322,7 +322,8 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
             rho = eps * eps / (64.0 * math.log(1.0 / delta))
             stage: Block = Sequential(first, Claimed(ZCDP(rho=rho), relation=R, label=label))
         elif self.n_iterations is not None:
-            step = calibrate_step_epsilon(eps, delta, self.n_iterations, prefix=first)
+            step = calibrate_step_epsilon(epsilon=eps, delta=delta,
+                                          n_iterations=self.n_iterations, prefix=first)
             steps = Claimed(BoundedRange(eta=step), relation=R, label="DMW step")
             stage = Sequential(first, Repeat(steps, self.n_iterations))
         else:
@@ -416,10 +417,12 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
             if self.accounting == "paper":
                 step = paper_step_epsilon(eps, steps, delta)
             elif self.n_iterations is not None:
-                step = calibrate_step_epsilon(eps, delta, steps, sensitivity=sens,
+                step = calibrate_step_epsilon(epsilon=eps, delta=delta, n_iterations=steps,
+                                              sensitivity=sens,
                                               prefix=first)
             else:
-                step = calibrate_step_epsilon(eps - v["opt_epsilon"], delta, steps,
+                step = calibrate_step_epsilon(epsilon=eps - v["opt_epsilon"], delta=delta,
+                                              n_iterations=steps,
                                               sensitivity=sens)
             mechanism = step_mechanism(step, sens)
         result = dense_multiplicative_weights(

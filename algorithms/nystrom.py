@@ -241,8 +241,8 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         from .pca import calibrated_shares
 
         kappa = self._kappa(n_features)
-        return calibrated_shares(epsilon, delta, float(self.kmeans_share),
-                                 lambda e1, e2: self._stage_plan(
+        return calibrated_shares(epsilon=epsilon, delta=delta, share=float(self.kmeans_share),
+                                 plan_for=lambda e1, e2: self._stage_plan(
                                      n_samples, n_features, n_classes, kappa, delta, e1, e2))
 
     def _stage_plan(self, n_samples: int, n_features: int, n_classes: int, kappa: float,

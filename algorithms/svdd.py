@@ -131,7 +131,7 @@ def centre_sensitivity(nu: float, *, norm: Norm | str = Norm.L2,
     return Sensitivity(value=value, norm=n_norm, relation=rel)
 
 
-def centre_mechanism(noise: str, epsilon: float, delta: float, sensitivity_l2: Sensitivity,
+def centre_mechanism(noise: str, *, epsilon: float, delta: float, sensitivity_l2: Sensitivity,
                      n_components: int) -> Block:
     """The additive mechanism on the centre for a (epsilon, delta) target.
 
@@ -263,8 +263,9 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
         RandomFourierFeatures.check_parameters(self.n_components, self.gamma, n_features,
                                                owner)
         check.instance("clip_centre", self.clip_centre, bool, owner)
-        return centre_mechanism(self.noise, self.epsilon, self.delta, self.sensitivity(),
-                                self.n_components)
+        return centre_mechanism(self.noise, epsilon=self.epsilon, delta=self.delta,
+                                sensitivity_l2=self.sensitivity(),
+                                n_components=self.n_components)
 
     def sensitivity(self) -> Sensitivity:
         """The declared L2 sensitivity of the centre under ``relation``."""

@@ -87,7 +87,7 @@ def test_plan_is_calibrated_to_the_budget_exactly():
     s, c = km.iteration_blocks(3)
     mu_total = math.sqrt(7 * ((s.sensitivity.value / s.noise_scale) ** 2
                               + (c.sensitivity.value / c.noise_scale) ** 2))
-    assert mu_total == pytest.approx(gdp_mu_for_approx_dp(1.0, 1e-6), rel=1e-9)
+    assert mu_total == pytest.approx(gdp_mu_for_approx_dp(epsilon=1.0, delta=1e-6), rel=1e-9)
     assert isinstance(result.guarantee, GDP)
 
 

@@ -144,7 +144,7 @@ def test_privkit_step_is_larger_than_papers(fitted):
     m = models["privkit"]
     from privkit.algorithms.private_lp import calibrate_step_epsilon
 
-    ours = calibrate_step_epsilon(1.0, m.delta_, m.n_iterations_)
+    ours = calibrate_step_epsilon(epsilon=1.0, delta=m.delta_, n_iterations=m.n_iterations_)
     assert ours > paper_step_epsilon(1.0, m.n_iterations_, m.delta_)
 
 

@@ -165,12 +165,7 @@ def test_the_core_has_no_import_circle():
 
 
 #: Public sites that still take epsilon or delta positionally, and why.
-POSITIONAL = {
-    # Its callers include algorithms/kmeans.py, whose committed reproductions
-    # (benchmarks/results/reproduce/*) name it in privkit-depends: changing the call
-    # there makes them stale, so the lead changes it with a rerun.
-    "privkit/conversions.py:gdp_mu_for_approx_dp",
-}
+POSITIONAL: set[str] = set()
 
 
 def test_epsilon_and_delta_are_keyword_only_at_public_sites():
@@ -179,7 +174,8 @@ def test_epsilon_and_delta_are_keyword_only_at_public_sites():
     (``epsilon_at(delta)``, ``delta_at(epsilon)``, opacus' ``get_epsilon(delta)``) and
     POSITIONAL."""
     found = set()
-    for path in sorted((ROOT / "privkit").rglob("*.py")):
+    for path in sorted(p for top in ("privkit", "mechanisms", "algorithms", "audits")
+                       for p in (ROOT / top).rglob("*.py")):
         rel = path.relative_to(ROOT)
         if any(part.startswith("_") and part != "__init__.py" for part in rel.parts):
             continue
@@ -194,7 +190,8 @@ def test_epsilon_and_delta_are_keyword_only_at_public_sites():
                     positional = [a.arg for a in args.posonlyargs + args.args
                                   if a.arg not in ("self", "cls")]
                     verb = len(positional) == 1 and (child.name.endswith("_at")
-                                                     or child.name == "get_epsilon")
+                                                     or child.name in ("get_epsilon",
+                                                                       "for_epsilon"))
                     if {"epsilon", "delta"} & set(positional) and not verb:
                         found.add(f"{where}:{child.name}")
 
