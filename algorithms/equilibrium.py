@@ -87,6 +87,7 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._equilibrium_cases import (
     audit_case,
     audit_case_paper,
@@ -109,7 +110,7 @@ from ._labels import declared_classes, label_budget, total_claim
 from ._spend import charge
 from ._training_rows import record_codes, single_label, training_labels, training_rows
 from .random_features import RandomFourierFeatures
-from .svdd import accounted, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
+from .svdd import centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
 
 __all__ = [
     "EquilibriumPointClassifier",
@@ -399,7 +400,7 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         stage_delta = self._stage_budget()[1]
         if self.mode == "private":
             self.guarantee_: Guarantee | None = label_set.guarantee(
-                None if stage is None else accounted(stage, stage_delta), stage_delta)
+                None if stage is None else certified(stage, delta=stage_delta), stage_delta)
         else:
             self.guarantee_ = None
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)

@@ -86,10 +86,11 @@ from privkit.neighbouring import Neighbouring, Norm
 from privkit.plan import Block, PostProcess, Sequential
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._rows import private_rows, query_rows
 from ._spend import charge
 from .feature_mean import feature_sums, mean_sensitivities
-from .kmeans import DPKMeans, certified
+from .kmeans import DPKMeans
 from .nystrom_map import Kernel, NystromMap
 from .random_features import RandomFourierFeatures
 
@@ -370,7 +371,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         self.n_features_in_ = d
         self.plan_ = plan
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = certified(plan, float(self.delta))
+        self.guarantee_: Guarantee = certified(plan, delta=float(self.delta))
         claim: Guarantee | None = None
         if self.feature_map == "rff" and self.noise == "gaussian":
             claim = ApproxDP(epsilon=self.epsilon, delta=self.delta)

@@ -191,7 +191,7 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.components_ = U.T
         self.plan_ = block
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = certified(block, float(self.delta))
+        self.guarantee_: Guarantee = certified(block, delta=float(self.delta))
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)
         return self
 
@@ -461,7 +461,7 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
         self.plan_ = plan
         self.ledger_ = ledger
         guarantee = labels.guarantee(
-            None if stage is None else certified(stage, stage_delta),
+            None if stage is None else certified(stage, delta=stage_delta),
             stage_delta)
         assert guarantee is not None
         self.guarantee_: Guarantee = guarantee
