@@ -8,10 +8,12 @@ The rule survives moves, and only moves. Each depended-on path is followed to it
 HEAD through git's rename detection (``git diff -M --name-status COMMIT HEAD``); the file
 is unchanged when its content at COMMIT and at HEAD are equal after normalising only
 where things come from. For a ``.py`` file that is ``ast.dump`` of both modules with every
-``ImportFrom``'s ``module`` and ``level`` blanked and, at COMMIT, every string constant
-that is exactly a path renamed since (a ``DEPENDS`` entry) replaced by its new path;
-everything else (docstrings, the imported names, every other constant) must match. Any
-other file must be byte-equal. A path that is gone at HEAD (deleted, not renamed) is a
+``ImportFrom``'s ``module`` and ``level`` blanked (so a run of consecutive ``from``
+imports, which isort orders by where they come from, is compared in one order) and, at
+COMMIT, every string constant that is exactly a path renamed since (a ``DEPENDS`` entry)
+replaced by its new path; everything else (docstrings, the imported names, every other
+constant, the order of all other statements) must match. Any other file must be
+byte-equal. A path that is gone at HEAD (deleted, not renamed) is a
 change; so is, under a depended-on folder, a file added since."""
 
 import ast
@@ -78,15 +80,17 @@ def _files(root: Path, rev: str, path: str) -> tuple[str, ...]:
                       root=root).stdout.split("\0")[:-1])
 
 
+@functools.cache
 def _content(root: Path, rev: str, path: str) -> bytes:
     return subprocess.run(["git", "-C", str(root), "show", f"{rev}:{path}"],
                           capture_output=True, check=True, timeout=60).stdout
 
 
 def _normalised(source: bytes, renames: dict[str, str]) -> str | bytes:
-    """``ast.dump`` of a module with where its ``from`` imports come from blanked and the
-    renamed paths among its string constants replaced by their new paths (identity for
-    ``renames={}``); the source itself if it does not parse."""
+    """``ast.dump`` of a module with where its ``from`` imports come from blanked (and so
+    each run of consecutive ``from`` imports sorted: isort orders them by where they come
+    from) and the renamed paths among its string constants replaced by their new paths
+    (none for ``renames={}``); the source itself if it does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -96,17 +100,36 @@ def _normalised(source: bytes, renames: dict[str, str]) -> str | bytes:
             node.module, node.level = None, 0
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             node.value = renames.get(node.value, node.value)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            node.body = _sorted_runs(body)
     return ast.dump(tree)
 
 
-def _same(root: Path, commit: str, head: str, old: str, new: str,
-          renames: dict[str, str]) -> bool:
+def _sorted_runs(body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body`` with each run of consecutive ``from`` imports in one (textual) order."""
+    out: list[ast.stmt] = []
+    run: list[ast.stmt] = []
+    for stmt in [*body, None]:
+        if isinstance(stmt, ast.ImportFrom):
+            run.append(stmt)
+            continue
+        out += sorted(run, key=ast.dump)
+        run = []
+        if stmt is not None:
+            out.append(stmt)
+    return out
+
+
+@functools.cache
+def _same(root: Path, commit: str, head: str, old: str, new: str) -> bool:
     before, after = _content(root, commit, old), _content(root, head, new)
     if before == after:
         return True
     if not (old.endswith(".py") and new.endswith(".py")):
         return False
-    return _normalised(before, renames) == _normalised(after, {})
+    return _normalised(before, _renames(root, commit, head)) == _normalised(after, {})
 
 
 def changed_since(commit: str, depends: Sequence[str], root: Path = ROOT) -> list[str]:
@@ -126,7 +149,7 @@ def changed_since(commit: str, depends: Sequence[str], root: Path = ROOT) -> lis
             images.add(new)
             if not _files(root, head, new):
                 changed.append(f"{old} (gone)")
-            elif not _same(root, commit, head, old, new, renames):
+            elif not _same(root, commit, head, old, new):
                 changed.append(old if new == old else f"{old} (now {new})")
         if before != (path,):  # a folder: a file added under it is a change too
             changed += [f"{f} (new)" for f in _files(root, head, path) if f not in images]
@@ -227,12 +250,14 @@ def _move(root: Path, old: str, new: str, text: str | None = None) -> None:
 
 
 def test_a_move_with_new_import_paths_is_fresh(tmp_path):
-    """(a) Files moved into a subfolder, their ``from`` imports and a ``DEPENDS`` path
-    rewritten to the new places: the old stamp stays fresh (the folder too)."""
+    """(a) Files moved into a subfolder, their ``from`` imports and ``DEPENDS`` paths
+    rewritten to the new places and re-sorted: the old stamp stays fresh (the folder
+    too)."""
     root, commit = _repo(tmp_path)
-    moved = (MODULE.replace("from .losses", "from .linear.losses")
-             .replace("from .shared", "from ..pkg.shared")
+    moved = (MODULE.replace("from .losses import hinge\nfrom .shared import clip",
+                            "from ..pkg.shared import clip\nfrom .linear.losses import hinge")
              .replace('"pkg/', '"pkg/linear/'))
+    assert moved.index("import clip") < moved.index("import hinge")
     _move(root, "pkg/solver.py", "pkg/linear/solver.py", moved)
     _move(root, "pkg/losses.py", "pkg/linear/losses.py")
     _move(root, "pkg/kernel.pyx", "pkg/compiled/kernel.pyx")
