@@ -9,11 +9,12 @@ HEAD through git's rename detection (``git diff -M --name-status COMMIT HEAD``);
 is unchanged when its content at COMMIT and at HEAD are equal after normalising only
 where things come from. For a ``.py`` file that is ``ast.dump`` of both modules with every
 ``ImportFrom``'s ``module`` and ``level`` blanked (so a run of consecutive ``from``
-imports, which isort orders by where they come from, is compared in one order) and, at
-COMMIT, every string constant that is exactly a path renamed since (a ``DEPENDS`` entry)
-replaced by its new path; everything else (docstrings, the imported names, every other
-constant, the order of all other statements) must match. Any other file must be
-byte-equal. A path that is gone at HEAD (deleted, not renamed) is a
+imports, which isort orders by where they come from, is compared in one order) and, in
+the string constants at COMMIT, the old path and old dotted name of every file renamed
+since replaced by the new ones (a ``DEPENDS`` entry, a doctest's import, a docstring's
+``privkit.algorithms.erm``); everything else (the rest of every docstring and constant,
+the imported names, the order of all other statements) must match. Any other file must
+be byte-equal. A path that is gone at HEAD (deleted, not renamed) is a
 change; so is, under a depended-on folder, a file added since."""
 
 import ast
@@ -21,7 +22,7 @@ import functools
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -86,11 +87,32 @@ def _content(root: Path, rev: str, path: str) -> bytes:
                           capture_output=True, check=True, timeout=60).stdout
 
 
-def _normalised(source: bytes, renames: dict[str, str]) -> str | bytes:
+def _dotted(path: str) -> str:
+    """``algorithms/linear/erm.py`` -> ``algorithms.linear.erm`` (a package: its folder)."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return stem.removesuffix("/__init__").replace("/", ".")
+
+
+@functools.cache
+def _relocate(root: Path, commit: str, head: str) -> Callable[[str], str]:
+    """A function that rewrites, in a text, the old path and the old dotted module name of
+    every file renamed between ``commit`` and ``head`` to the new ones."""
+    table = {}
+    for old, new in _renames(root, commit, head).items():
+        table[old] = new
+        table[_dotted(old)] = _dotted(new)
+    if not table:
+        return lambda text: text
+    pattern = re.compile(r"(?<![\w/])(" + "|".join(
+        re.escape(k) for k in sorted(table, key=len, reverse=True)) + r")(?![\w/])")
+    return lambda text: pattern.sub(lambda m: table[m.group(1)], text)
+
+
+def _normalised(source: bytes, relocate: Callable[[str], str] | None) -> str | bytes:
     """``ast.dump`` of a module with where its ``from`` imports come from blanked (and so
     each run of consecutive ``from`` imports sorted: isort orders them by where they come
-    from) and the renamed paths among its string constants replaced by their new paths
-    (none for ``renames={}``); the source itself if it does not parse."""
+    from) and, given ``relocate``, its string constants relocated; the source itself if
+    it does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -98,8 +120,8 @@ def _normalised(source: bytes, renames: dict[str, str]) -> str | bytes:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             node.module, node.level = None, 0
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            node.value = renames.get(node.value, node.value)
+        elif relocate and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = relocate(node.value)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list):
@@ -129,7 +151,7 @@ def _same(root: Path, commit: str, head: str, old: str, new: str) -> bool:
         return True
     if not (old.endswith(".py") and new.endswith(".py")):
         return False
-    return _normalised(before, _renames(root, commit, head)) == _normalised(after, {})
+    return _normalised(before, _relocate(root, commit, head)) == _normalised(after, None)
 
 
 def changed_since(commit: str, depends: Sequence[str], root: Path = ROOT) -> list[str]:
@@ -283,6 +305,27 @@ def test_a_changed_imported_name_is_stale(tmp_path):
     moved = MODULE.replace("import clip", "import clamp as clip")
     _move(root, "pkg/solver.py", "pkg/linear/solver.py", moved)
     _commit(root, "another name")
+    assert changed_since(commit, ["pkg/solver.py"], root) == [
+        "pkg/solver.py (now pkg/linear/solver.py)"]
+
+
+def test_a_docstring_may_follow_the_move(tmp_path):
+    """A docstring naming the moved module by its new dotted name and path is fresh; the
+    same docstring with one more word is not."""
+    root, commit = _repo(tmp_path)
+    text = MODULE.replace('"""A solver."""', '"""A solver (``pkg.losses``, pkg/losses.py)."""')
+    (root / "pkg/solver.py").write_text(text)
+    _commit(root, "docstring")
+    commit = _git("rev-parse", "HEAD", root=root).stdout.strip()
+    moved = text.replace("pkg.losses", "pkg.linear.losses").replace(
+        "pkg/losses.py", "pkg/linear/losses.py").replace("from .losses", "from .linear.losses"
+    ).replace('"pkg/solver.py"', '"pkg/linear/solver.py"')
+    _move(root, "pkg/solver.py", "pkg/linear/solver.py", moved)
+    _move(root, "pkg/losses.py", "pkg/linear/losses.py")
+    _commit(root, "move")
+    assert changed_since(commit, ["pkg/solver.py"], root) == []
+    (root / "pkg/linear/solver.py").write_text(moved.replace("A solver", "A fast solver"))
+    _commit(root, "edit")
     assert changed_since(commit, ["pkg/solver.py"], root) == [
         "pkg/solver.py (now pkg/linear/solver.py)"]
 
