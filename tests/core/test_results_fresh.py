@@ -5,7 +5,9 @@ depended-on code is unchanged at HEAD. Files under ``benchmarks/results/reproduc
 carry the stamp. Skipped outside a git checkout.
 
 The rule survives moves, and only moves. Each depended-on path is followed to its path at
-HEAD through git's rename detection (``git diff -M --name-status COMMIT HEAD``); the file
+HEAD through git's rename detection (``git diff -M --name-status COMMIT HEAD``, else the
+renames of the commits in between, for a file that also changed too much to be matched
+across the whole range); the file
 is unchanged when its content at COMMIT and at HEAD are equal after normalising only
 where things come from. For a ``.py`` file that is ``ast.dump`` of both modules with every
 ``ImportFrom``'s ``module`` and ``level`` blanked (so a run of consecutive ``from``
@@ -56,22 +58,33 @@ def _stamp(path: Path) -> tuple[str, list[str]] | None:
     return commit.group(1), (depends.group(1).split() if depends else [])
 
 
+def _name_status_renames(out: str) -> list[tuple[str, str]]:
+    """The (old, new) pairs of ``git ... --name-status -z`` output, in order."""
+    fields = [f.strip("\n") for f in out.replace("\1", "\0").split("\0")]
+    pairs = []
+    for i, field in enumerate(fields):
+        if re.fullmatch(r"R\d*", field) and i + 2 < len(fields):
+            pairs.append((fields[i + 1], fields[i + 2]))
+    return pairs
+
+
 @functools.cache
 def _renames(root: Path, commit: str, head: str) -> dict[str, str]:
     """Old path -> path at ``head``, for the files git sees renamed between ``commit`` and
-    ``head``."""
-    out = _git("diff", "-M", "--name-status", "-z", commit, head, root=root).stdout
-    fields, renames = out.split("\0"), {}
-    i = 0
-    while i < len(fields) and fields[i]:
-        status = fields[i]
-        if status.startswith(("R", "C")):
-            if status.startswith("R"):
-                renames[fields[i + 1]] = fields[i + 2]
-            i += 3
-        else:
-            i += 2
-    return renames
+    ``head``: in the diff of the two (the rule), else by following the renames of each
+    commit in between (first parents, merges against their first parent), which finds a
+    file that was moved and, in other commits, changed too much to look like itself."""
+    chain: dict[str, str] = {}
+    steps = _git("log", "--reverse", "--first-parent", "-m", "-M", "--diff-filter=R",
+                 "--name-status", "-z", "--format=%x01", f"{commit}..{head}", root=root).stdout
+    for old, new in _name_status_renames(steps):
+        moved = [k for k, v in chain.items() if v == old]
+        for k in moved:
+            chain[k] = new
+        if not moved:
+            chain[old] = new
+    direct = _git("diff", "-M", "--name-status", "-z", commit, head, root=root).stdout
+    return chain | dict(_name_status_renames(direct))
 
 
 @functools.cache
@@ -307,6 +320,22 @@ def test_a_changed_imported_name_is_stale(tmp_path):
     _commit(root, "another name")
     assert changed_since(commit, ["pkg/solver.py"], root) == [
         "pkg/solver.py (now pkg/linear/solver.py)"]
+
+
+def test_a_move_is_followed_across_commits(tmp_path):
+    """A file moved in one commit and rewritten in another (not similar enough for git to
+    pair the ends) is followed commit by commit: the rewrite makes it stale, the move
+    alone would not have."""
+    root, commit = _repo(tmp_path)
+    _move(root, "pkg/losses.py", "pkg/linear/losses.py")
+    _commit(root, "move")
+    assert changed_since(commit, ["pkg/losses.py"], root) == []
+    (root / "pkg/linear/losses.py").write_text("def hinge(x):\n    return max(0.0, 1.0 - x)\n")
+    _commit(root, "rewrite")
+    direct = _git("diff", "-M", "--name-status", commit, "HEAD", root=root).stdout
+    assert not any(line.startswith("R") for line in direct.splitlines())
+    assert changed_since(commit, ["pkg/losses.py"], root) == [
+        "pkg/losses.py (now pkg/linear/losses.py)"]
 
 
 def test_a_docstring_may_follow_the_move(tmp_path):
