@@ -166,7 +166,7 @@ def test_the_core_has_no_import_circle():
 
 #: Public sites that still take epsilon or delta positionally, and why.
 POSITIONAL = {
-    # Its callers include algorithms/kmeans.py, whose committed reproductions
+    # Its callers include algorithms/kernels/kmeans.py, whose committed reproductions
     # (benchmarks/results/reproduce/*) name it in privkit-depends: changing the call
     # there makes them stale, so the lead changes it with a rerun.
     "privkit/conversions.py:gdp_mu_for_approx_dp",
