@@ -130,13 +130,25 @@ class Single:
         self.atom = atom
         self.count = count
         self.curves = curves
+        self._reach: dict[tuple[float, int], tuple[float, float]] = {}
+
+    def reach(self, tail: float, direction: int) -> tuple[float, float]:
+        """The losses above which the direction's forward and reverse upper profiles are
+        within ``tail`` of their values at the largest loss searched (:func:`sweep_top`;
+        found once per tail: the grids of both bounds and every step share them)."""
+        key = (tail, direction)
+        if key not in self._reach:
+            up_r, up_a = self.curves[0], self.curves[1]
+            forward, reverse = (up_r, up_a) if direction == 0 else (up_a, up_r)
+            self._reach[key] = (sweep_top(forward, tail), sweep_top(reverse, tail))
+        return self._reach[key]
 
     def groups(self, step: float, tail: float, lower: bool, direction: int
                ) -> tuple[Group, Group | None]:
         """(upper, lower) of one direction (0: remove, 1: add) on the grid of ``step``."""
         up_r, up_a, lo_r, lo_a = self.curves
         forward, reverse = (up_r, up_a) if direction == 0 else (up_a, up_r)
-        top_f, top_r = sweep_top(forward, tail), sweep_top(reverse, tail)
+        top_f, top_r = self.reach(tail, direction)
         first, last = grid_span(-top_r - step, max(top_f, top_r) + step, step)
         floor = self.atom.floor if direction == 0 else 0.0
         up, lo = discretise_rows(forward, reverse, n=1, step=step, first=first, last=last,
