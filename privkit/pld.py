@@ -74,7 +74,8 @@ def exp_ramp(start: float, rate: float, n: int) -> NDArray[np.float64]:
     """
     if n <= 0:
         return np.zeros(0)
-    block = min(math.isqrt(n) + 1, int(_RAMP_SPAN / abs(rate))) if rate else n
+    reach = _RAMP_SPAN / abs(rate) if abs(rate) * n > _RAMP_SPAN else n
+    block = min(math.isqrt(n) + 1, int(reach))
     if block < 8:
         out: NDArray[np.float64] = np.exp(start + rate * np.arange(n, dtype=float))
         return out
