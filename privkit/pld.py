@@ -104,14 +104,14 @@ def log_weighted_sums(pmf: NDArray[np.float64], losses: NDArray[np.float64],
     if losses.size == 0:
         return np.full((rows.shape[0], t.size), -math.inf)
     centre = np.maximum(t * losses[0], t * losses[-1])
-    if step is None:
-        weights = np.exp(np.outer(losses, t) - centre)
-    else:
-        weights = np.empty((losses.size, t.size))
-        for k in range(t.size):
-            weights[:, k] = exp_ramp(float(t[k] * losses[0] - centre[k]),
-                                     float(t[k]) * step, losses.size)
-    sums = np.einsum("ij,jk->ik", rows, weights)  # not BLAS: its threads are slow here
+    weights = np.empty((t.size, losses.size))  # a row per tilt
+    for k in range(t.size):
+        if step is None:
+            weights[k] = np.exp(t[k] * losses - centre[k])
+        else:
+            weights[k] = exp_ramp(float(t[k] * losses[0] - centre[k]), float(t[k]) * step,
+                                  losses.size)
+    sums = np.einsum("ij,kj->ik", rows, weights)  # not BLAS: its threads are slow here
     with np.errstate(divide="ignore"):
         out: NDArray[np.float64] = np.log(sums) + centre
     unsafe = ~(sums >= SAFE_SUM)

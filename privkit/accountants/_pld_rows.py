@@ -130,18 +130,20 @@ class Single:
         self.atom = atom
         self.count = count
         self.curves = curves
-        self._reach: dict[tuple[float, int], tuple[float, float]] = {}
+        self._tops: dict[tuple[int, float], float] = {}
 
     def reach(self, tail: float, direction: int) -> tuple[float, float]:
         """The losses above which the direction's forward and reverse upper profiles are
         within ``tail`` of their values at the largest loss searched (:func:`sweep_top`;
-        found once per tail: the grids of both bounds and every step share them)."""
-        key = (tail, direction)
-        if key not in self._reach:
-            up_r, up_a = self.curves[0], self.curves[1]
-            forward, reverse = (up_r, up_a) if direction == 0 else (up_a, up_r)
-            self._reach[key] = (sweep_top(forward, tail), sweep_top(reverse, tail))
-        return self._reach[key]
+        found once per profile and tail: both directions, both bounds and every step
+        share them)."""
+        tops = []
+        for curve in ((0, 1) if direction == 0 else (1, 0)):
+            key = (curve, tail)
+            if key not in self._tops:
+                self._tops[key] = sweep_top(self.curves[curve], tail)
+            tops.append(self._tops[key])
+        return tops[0], tops[1]
 
     def groups(self, step: float, tail: float, lower: bool, direction: int
                ) -> tuple[Group, Group | None]:
