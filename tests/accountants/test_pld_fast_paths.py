@@ -2,7 +2,7 @@
 accounting at 1/30 of dp_accounting's time).
 
 - The add direction, when it is not the worse one at the question, is composed on a grid
-  8 times coarser (``_ROUGH``): the answer and its lower bound are those of the fine
+  8 times coarser (``ROUGH``): the answer and its lower bound are those of the fine
   add direction to 1e-9, and the coarse curve is above the fine one (certified, looser).
 - Exponentials of a uniform grid's ramp are computed by blocks (:func:`exp_ramp`), and
   log-MGFs on a grid with them: within a few units in the last place of the direct ones.
@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import privkit._pld_fft as fft_module
-import privkit.accountants.pld as pld_module
+import privkit.accountants._pld_question as question_module
 from privkit import (
     Neighbouring,
     Norm,
@@ -65,12 +65,12 @@ PLANS = {
 
 def _both(plan, rough, **question):
     """The guarantee with the coarse add direction allowed (``rough`` = 8) or not (1)."""
-    saved = pld_module._ROUGH
-    pld_module._ROUGH = rough
+    saved = question_module.ROUGH
+    question_module.ROUGH = rough
     try:
         return PLDAccountant().guarantee(plan, **question)
     finally:
-        pld_module._ROUGH = saved
+        question_module.ROUGH = saved
 
 
 @pytest.mark.parametrize("name", sorted(PLANS))
@@ -122,12 +122,12 @@ def test_nested_and_fixed_step_compositions_keep_both_directions_fine():
     g = PLDAccountant(step=1e-3).guarantee(plan, delta=1e-5)
     assert g.add.step == g.remove.step == 1e-3
     long = Repeat(PoissonSubsample(_gaussian(3.0), 0.001), 2**16)
-    saved = pld_module._ROUGH
+    saved = question_module.ROUGH
     try:
-        pld_module._ROUGH = 1
+        question_module.ROUGH = 1
         plain = PLDAccountant().epsilon(long, delta=1e-5)
     finally:
-        pld_module._ROUGH = saved
+        question_module.ROUGH = saved
     assert PLDAccountant().epsilon(long, delta=1e-5) == pytest.approx(plain, rel=1e-9)
 
 
