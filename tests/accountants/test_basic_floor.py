@@ -4,9 +4,9 @@ the answer it is compared with (issue 25: accountants that cannot win skipped ch
 import math
 
 import pytest
-from _blocks import gau, lap
 from hypothesis import given, settings
 
+from _blocks import gau, lap
 from _strategies import plans
 from privkit import (
     BasicAccountant,

@@ -16,12 +16,12 @@ import math
 
 import numpy as np
 import pytest
-from _blocks import gau, lap
 from hypothesis import given
 from hypothesis import strategies as st
 
 import privkit._pld_fft as fft_module
 import privkit.accountants._pld_question as question_module
+from _blocks import gau, lap
 from privkit import (
     Neighbouring,
     Norm,

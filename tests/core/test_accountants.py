@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 import pytest
-from _blocks import gau, lap
 from hypothesis import given
 
+from _blocks import gau, lap
 from _strategies import plans
 from privkit import (
     GDP,
