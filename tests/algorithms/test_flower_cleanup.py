@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from privkit.algorithms import _flower_processes as fp
+from privkit.algorithms.federated import _flower_processes as fp
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc")
 
@@ -51,7 +51,7 @@ def test_only_owner_only_folders_of_gone_processes_are_removed(tmp_path, monkeyp
 
 def test_sigterm_during_a_deployment_removes_its_folder(tmp_path):
     script = ("import time\n"
-              "from privkit.algorithms._flower_processes import Deployment\n"
+              "from privkit.algorithms.federated._flower_processes import Deployment\n"
               "with Deployment(n_nodes=1, timeout=60.0) as d:\n"
               "    (d.folder / 'rows.npy').write_bytes(b'private')\n"
               "    print(d.folder, flush=True)\n"
