@@ -28,11 +28,11 @@ LP_SVM_THREAT = (
     "white box, score insertion (the exponential-mechanism analogue of gradient insertion, "
     "Nasr et al. 2023): every step's chosen vertex is observed; on D' the adversary's "
     "record moves that step's vertex scores by the declared L-infinity sensitivity "
-    "3 OPT/s, up for the vertex least likely on D and down for the others; the other "
+    "2 OPT/s, up for the vertex least likely on D and down for the others; the other "
     "rows' scores and the multiplicative weights are the DMW run's on D (computed once "
     "per history). A real row with its label flipped moves the first step's scores by "
-    "2 OPT p_0 = 1/3 of the declared bound here (p uniform over 6 rows); that black-box "
-    "pair certified 0.17 of the claim")
+    "2 OPT p_0 = 1/2 of the declared bound here (p uniform over 6 rows, s = 3); at "
+    "density 1 a real row attains it (the row lp_svm_dmw_e2e)")
 
 
 def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
@@ -44,7 +44,7 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
     current dense distribution ``p`` over constraints, then updates the weights of the
     constraints by their losses. The privacy analysis (privkit's accountant on
     ``Repeat(Exponential, T)``) only assumes that one row moves each step's scores by at
-    most the declared sensitivity ``3 OPT / s`` in L-infinity (:func:`score_sensitivity`),
+    most the declared sensitivity ``2 OPT / s`` in L-infinity (:func:`score_sensitivity`),
     whatever the history. So, as gradient insertion audits DP-SGD's accounting (Nasr,
     Hayes, Steinke, Balle, Tramer, Jagielski, Carlini, Terzis 2023), the pair here is
     the DMW run on a data set D against the same run with each step's scores moved by

@@ -314,19 +314,20 @@ def _pipeline(cls_name: str, components: Callable[[Any], Any]) -> Callable[..., 
     return build
 
 
-#: Rows of the K-means row: enough that the noisy count stays positive (400 rows and
-#: count_share 0.02 measured 0.47 of the claim too, at 2.4 times the cost).
+#: Rows of the K-means row: enough that the noisy count passes DPKMeans' public threshold
+#: (three of its standard deviations) on nearly every fit.
 _KMEANS_ROWS = 40
 
 
 def _kmeans_nystrom(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
-    """KMeansNystromClassifier with K = 1, one iteration, kmeans_share 0.95: the released
-    landmark (``kmeans_.cluster_centers_``, the Nyström map's centre, a noisy sum over a
-    noisy count) on 40 rows, 39 at the origin and (1, 0), replaced by its antipode (the
-    cluster sum moves by its sensitivity 2, the count not at all; 40 rows keep the noisy
-    count positive, so the centre's sign is the noisy sum's). Below half the claim:
-    measured 0.44-0.49 (the learner's and the count's shares, and the centre's division
-    by the noisy count, cost more than the half)."""
+    """KMeansNystromClassifier with K = 1, one iteration, kmeans_share 0.95: 40 rows, 39 at
+    the origin and (1, 0), replaced by its antipode (the cluster sum moves by its
+    sensitivity 2, the count not at all). Released: the landmark
+    (``kmeans_.cluster_centers_``, noisy sum over noisy count) and the noisy count
+    (``kmeans_.noisy_counts_``, published): their product's first coordinate is the noisy
+    sum's, the Gaussian likelihood ratio's statistic. The landmark alone measured
+    0.44-0.49 of the claim: the count's noise (a standard deviation of 5.4 on 40)
+    multiplies the sum's, and the division does not wash it out."""
     from privkit.algorithms import KMeansNystromClassifier
 
     def make(seed: int) -> Any:
@@ -336,22 +337,24 @@ def _kmeans_nystrom(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
                                        count_share=0.05, regularization=0.1,
                                        random_state=seed)
 
+    def release(model: Any) -> Any:
+        # the noisy sum's first coordinate: the landmark times the noisy count
+        return model.kmeans_.cluster_centers_[0, 0] * model.kmeans_.noisy_counts_[0]
+
     X = np.zeros((_KMEANS_ROWS, 2))
     X[0] = [1.0, 0.0]
     other = X.copy()
     other[0] = [-1.0, 0.0]
     y = np.arange(_KMEANS_ROWS) % 2
     claim = _pilot_claim(make, (X, y), _GAUSS_DELTA)
-    return _case(fit_system(make, lambda m: m.kmeans_.cluster_centers_[0, 0]), (X, y), (other, y),
-                 R, claim, _GAUSS_DELTA,
-                 "KMeansNystromClassifier's released landmark (kmeans_.cluster_centers_; its "
-                 "first coordinate, the direction the record moves)",
+    return _case(fit_system(make, release), (X, y), (other, y), R, claim, _GAUSS_DELTA,
+                 "KMeansNystromClassifier's released landmark and noisy count "
+                 "(kmeans_.cluster_centers_ times kmeans_.noisy_counts_: the noisy cluster "
+                 "sum, its first coordinate, the direction the record moves)",
                  f"{_KMEANS_ROWS - 1} rows at the origin and (1, 0), replaced by (-1, 0); "
                  "K = 1, one iteration, kmeans_share 0.95, count_share 0.05; calibrated at "
                  f"({_GAUSS_EPSILON}, {_GAUSS_DELTA}), claim: its guarantee_ at delta "
-                 f"{_GAUSS_DELTA}. Below half the claim: measured 0.44-0.49 at 1,000 fits "
-                 "per side (the count's and the learner's shares, and the division by the "
-                 "noisy count, are not observed apart)")
+                 f"{_GAUSS_DELTA}", fits=4 * FITS)
 
 
 def _dp_sgd_svm(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
@@ -384,34 +387,40 @@ def _dp_sgd_svm(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
                  f"its guarantee_ at delta {_GAUSS_DELTA}", fits=4 * FITS)
 
 
+#: The LP-SVM row's rows (one feature): three with ``y x = +1``, four with ``y x = -1``.
+#: With ``margin`` 1 a row counts at the vertex ``+OPT`` iff ``y x >= 0`` and at ``-OPT``
+#: iff ``y x <= 0``, whatever OPT (Algorithm 2's output) is; with density 1 (``s = n``)
+#: the dense projection is uniform, so the scores are ``(3/7, 4/7)`` and flipping the
+#: first row's label moves them by ``(-1/7, +1/7)``: the declared sensitivity ``1 / s``,
+#: in both directions (the exponential mechanism's full range). The base score gap
+#: ``-1/7`` puts the step's log-odds at ``-eta/2`` and ``-3 eta/2``: the pair's epsilon at
+#: delta 0.05 is 0.999 of the claim (a binary law).
+_LP_ROWS = (np.ones((7, 1)), np.array([1, 1, 1, 0, 0, 0, 0]))
+
+
 def _lp_svm(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     """LPSVMClassifier (the dense multiplicative-weights LP solver, each step's vertex
-    chosen by the exponential mechanism): six rows, the first's label flipped. Released:
-    ``coef_``, ``intercept_`` and the chosen vertices ``choices_``."""
+    chosen by the exponential mechanism, count score, one public step, ``opt_share``
+    0.02): :data:`_LP_ROWS`, the first row's label flipped. Released: the chosen vertex
+    ``choices_`` (``coef_`` is ``OPT`` times it)."""
     from privkit.algorithms import LPSVMClassifier
 
     def make(seed: int) -> Any:
         return LPSVMClassifier(epsilon=_GAUSS_EPSILON, delta=_GAUSS_DELTA, classes=[0, 1],
-                               quality="count", n_iterations=2, regularization=0.1,
-                               random_state=seed)
+                               quality="count", margin=1.0, density=1.0, n_iterations=1,
+                               opt_share=0.02, regularization=0.1, random_state=seed)
 
-    X = np.array([[0.9, 0.1], [0.8, -0.2], [0.7, 0.3], [-0.9, 0.1], [-0.8, -0.2],
-                  [-0.7, 0.3]])
-    y = np.array([1, 1, 1, 0, 0, 0])
+    X, y = _LP_ROWS
     flipped = y.copy()
     flipped[0] = 0
     claim = _pilot_claim(make, (X, y), _GAUSS_DELTA)
-    return _case(fit_system(make, lambda m: np.concatenate(
-                     [m.coef_.ravel(), m.intercept_, m.choices_])),
-                 (X, y), (X, flipped), R, claim, _GAUSS_DELTA,
-                 "LPSVMClassifier's released coef_, intercept_ and choices_",
-                 "six rows, the first's label flipped; count score, T = 2; calibrated at "
-                 f"({_GAUSS_EPSILON}, {_GAUSS_DELTA}), claim: its guarantee_ at delta "
-                 f"{_GAUSS_DELTA}. Below half the claim by construction: a real row moves "
-                 "a step's vertex scores by at most 2 OPT p_i, a third of the declared "
-                 "sensitivity 3 OPT / s on six rows (the white-box row inserts the "
-                 "sensitivity itself); measured 0.0 at 1,000 fits per side",
-                 fits=FITS // 2)
+    return _case(fit_system(make, lambda m: m.choices_), (X, y), (X, flipped), R, claim,
+                 _GAUSS_DELTA, "LPSVMClassifier's released choices_ (the vertex chosen)",
+                 "seven one-feature rows, three with y x = 1 and four with y x = -1, the "
+                 "first's label flipped; count score with margin 1, density 1, T = 1, "
+                 f"opt_share 0.02; calibrated at ({_GAUSS_EPSILON}, {_GAUSS_DELTA}), claim: "
+                 f"its guarantee_ at delta {_GAUSS_DELTA}. The flip moves the step's scores "
+                 "by the declared sensitivity 1/s in both directions", fits=FITS)
 
 
 def _dpksvmel_paper(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
