@@ -296,8 +296,5 @@ for _name, _build in {
     "kmeans_nystrom": _from_module("nystrom", "audit_case"),
     "kernel_mean": _from_module("kernel_mean", "audit_case"),
     "dpksvmel_paper": _from_module("dpksvmel", "audit_case", claim="paper"),
-    **{f"analytics_{part}": _from_module("analytics.audit_cases", f"{part}_case")
-       for part in ("count", "sum", "mean", "variance", "histogram", "quantile",
-                    "selection")},
 }.items():
     register(_name, _build)
