@@ -37,7 +37,7 @@ SETS = ("australian", "breast-cancer", "heart", "ionosphere", "sonar", "german-n
 QUICK_SETS = ("heart", "sonar")
 NOTE = "table image only (no number in the text)"
 DEPENDS = (*RUNNER, "algorithms/reproduce/dpksvmel.py",
-           "algorithms/dpksvmel.py", "algorithms/kmeans.py",
+           "algorithms/kernels/dpksvmel.py", "algorithms/kernels/kmeans.py",
            "algorithms/datasets.py", "algorithms/_labels.py")
 
 
@@ -64,7 +64,7 @@ def _body(run: Run) -> None:
     from sklearn.model_selection import train_test_split
     from sklearn.svm import SVC
 
-    from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected
+    from privkit.algorithms.kernels.dpksvmel import DPKSVMEL, DPKSVMELCorrected
 
     sets, ks, epsilons, llss = _grid(run.args)
     data = run.need_data(*(f"{s}.csv.gz" for s in sets))

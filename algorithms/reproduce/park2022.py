@@ -7,7 +7,7 @@ non-private; the thesis prints its numbers, so every cell gets a verdict), Figur
 Table 7.2 as same-machine timings (privkit against scikit-learn's non-private SVC in the
 same process; the thesis' seconds are quoted with its hardware, never turned into a
 ratio). The protocol (splits, scaling, hyperparameters, the documented decisions) is
-:mod:`privkit.algorithms.park2022`'s.
+:mod:`privkit.algorithms.svdd.park2022`'s.
 
 Baselines as the thesis ran them (its sections 6.3 and 7.3): SVM WEIGHT on the 400 random
 features, SVM OUTPUT and SVM SEMI with the exact RBF kernel
@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from privkit.algorithms import park2022 as p
+from privkit.algorithms.svdd import park2022 as p
 
 from ._cli import Paper, Run, run_paper
 from ._report import RUNNER, Cell
@@ -62,7 +62,7 @@ PAPER_73 = {
 #: no noise (:mod:`._noise_free`).
 EPS_73: tuple[float | None, ...] = (0.01, 0.1, 1.0, 5.0, None)
 #: Table 7.3's rows: the thesis' four (SVM OUTPUT and SEMI on the exact kernel), then
-#: privkit's extras. Row -> the method of :func:`privkit.algorithms.park2022.make_method`
+#: privkit's extras. Row -> the method of :func:`privkit.algorithms.svdd.park2022.make_method`
 #: that runs it with noise (``None``: the exact-kernel runner).
 ROWS_73: dict[str, str | None] = {
     "proposed": "proposed", "proposed_paper": "proposed_paper", "svm_weight": "svm_weight",
@@ -99,11 +99,12 @@ EXTRA_NOTE = {
 }
 DEPENDS = (*RUNNER, "algorithms/reproduce/park2022.py", "algorithms/reproduce/_dense_qp.py",
            "algorithms/reproduce/_exact_kernel.py", "algorithms/reproduce/_noise_free.py",
-           "algorithms/park2022.py", "algorithms/equilibrium.py",
-           "algorithms/_equilibrium_dynamics.py",
-           "algorithms/svm_baselines.py", "algorithms/svdd.py", "algorithms/_svdd_dual.py",
-           "algorithms/random_features.py", "algorithms/_rff.pyx", "algorithms/_hull.pyx",
-           "algorithms/_labels.py", "algorithms/_hinge_ovr.py")
+           "algorithms/svdd/park2022.py", "algorithms/svdd/equilibrium.py",
+           "algorithms/svdd/_equilibrium_dynamics.py", "algorithms/svdd/svm_baselines.py",
+           "algorithms/svdd/svdd.py", "algorithms/svdd/_svdd_dual.py",
+           "algorithms/kernels/random_features.py", "algorithms/_accelerators/_rff.pyx",
+           "algorithms/_accelerators/_hull.pyx", "algorithms/_labels.py",
+           "algorithms/svdd/_hinge_ovr.py")
 FIG_SETS_QUICK = ("three_moons", "iris")
 #: The exact kernel matrix is n x n float64: not built beyond this many training rows
 #: (Figure 7.1's full shuttle has 24,360; its random-feature rows still run).
@@ -150,7 +151,8 @@ def _noise_free(row: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int)
     classes = np.unique(y)
     method = ROWS_73[row]
     if method in ("proposed", "proposed_paper"):
-        params = p.make_method(method, dataset, 1.0, seed, classes=classes).get_params()
+        model = p.make_method(method, dataset, epsilon=1.0, seed=seed, classes=classes)
+        params = model.get_params()
         pred = NoiseFreeEquilibrium(**params).fit(X_tr, y_tr).predict(X_te)
     else:
         nu, gamma = p.TABLE_7_1[dataset][str(method).split("_")[1]]
@@ -194,7 +196,8 @@ def _accuracies(dataset: str, X: np.ndarray, y: np.ndarray, seed: int,
             continue
         for eps in epsilons:
             out[row, eps] = (_noise_free(row, dataset, X, y, seed) if eps is None else
-                             p.run_once(method, dataset, eps, X, y, seed=seed)["accuracy"])
+                             p.run_once(method, dataset, epsilon=eps, X=X, y=y,
+                                        seed=seed)["accuracy"])
     return out
 
 
@@ -281,7 +284,7 @@ def _figure71(run: Run) -> None:
 def _fit_seconds(method: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int
                  ) -> float:
     """Training + inference seconds of one privkit fit at epsilon 1."""
-    return float(p.run_once(method, dataset, 1.0, X, y, seed=seed)["seconds"])
+    return float(p.run_once(method, dataset, epsilon=1.0, X=X, y=y, seed=seed)["seconds"])
 
 
 def _median_seconds(fit: Callable[[], float], repeats: int = 3) -> float:
@@ -318,7 +321,7 @@ def _table72(run: Run) -> None:
     exact-kernel SVC as the non-private reference."""
     from sklearn.svm import SVC
 
-    from privkit.algorithms.random_features import RandomFourierFeatures
+    from privkit.algorithms.kernels.random_features import RandomFourierFeatures
 
     from ._dense_qp import MAX_ROWS, time_svdd_solvers
 
@@ -400,7 +403,7 @@ def _body(run: Run) -> None:
         "guarantee for each: privkit.algorithms.reproduce._exact_kernel); their "
         "random-feature versions are extra rows. 'Non-private' has no noise."),
         ("- The data set scaling, the shuttle class merge and the subsamples are privkit's "
-        "documented choices (privkit.algorithms.park2022), which the thesis does not state."),
+        "documented choices (privkit.algorithms.svdd.park2022), which the thesis does not state."),
     ]
 
 

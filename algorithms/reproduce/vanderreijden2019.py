@@ -124,10 +124,11 @@ def folds(n: int, k: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
 
 #: The public label set of the thesis's binary tasks (labels are 0 and 1 in every file).
 CLASSES = [0, 1]
-DEPENDS = (*RUNNER, "algorithms/reproduce/vanderreijden2019.py",
-           "algorithms/lp_svm.py", "algorithms/private_lp.py",
-           "algorithms/_lp_svm_forms.py", "algorithms/erm.py", "algorithms/_linear.py",
-           "algorithms/_private_linear.py", "algorithms/_losses.py", "algorithms/_solvers.py")
+DEPENDS = (*RUNNER, "algorithms/reproduce/vanderreijden2019.py", "algorithms/lp/lp_svm.py",
+           "algorithms/lp/private_lp.py", "algorithms/lp/_lp_svm_forms.py",
+           "algorithms/linear/erm.py", "algorithms/linear/_linear.py",
+           "algorithms/linear/_private_linear.py", "algorithms/linear/_losses.py",
+           "algorithms/linear/_solvers.py")
 QUICK_ROWS = 3000
 #: The thesis' 10-fold cross-validation; ``--runs`` folds of it are run (the full grid:
 #: 3 of the 10, every epsilon and method on both data sets, to stay under 15 minutes on
@@ -145,7 +146,7 @@ REASONS = {
 
 def _methods() -> dict[str, Callable[[float, int], Any]]:
     from privkit.algorithms import ObjectivePerturbationClassifier
-    from privkit.algorithms.lp_svm import LPSVMClassifier
+    from privkit.algorithms.lp.lp_svm import LPSVMClassifier
 
     return {
         "objective perturbation (Alg. 2)": lambda eps, seed: ObjectivePerturbationClassifier(
@@ -173,8 +174,8 @@ def _units(args: argparse.Namespace) -> int:
 
 def _dataset(run: Run, name: str, curves: dict[str, dict[str, Any]]) -> None:
     from privkit.algorithms import solve_erm
-    from privkit.algorithms._losses import MarginLoss
-    from privkit.algorithms.lp_svm import LPSVMClassifier
+    from privkit.algorithms.linear._losses import MarginLoss
+    from privkit.algorithms.lp.lp_svm import LPSVMClassifier
 
     data = run.need_data("category_codes.json", "adult-train.csv.gz" if name == "adult"
                          else "kddcup99-10pct.csv.gz")
@@ -236,7 +237,7 @@ def _accounting(run: Run, name: str, steps: dict[tuple[str, float], list[tuple[i
     """The per-step epsilon of the thesis' accounting against privkit's (medians over the
     folds): privkit calibrates the steps so that its tightest accountant spends the
     total, with the objective-perturbation model that gives OPT in the plan."""
-    from privkit.algorithms.private_lp import calibrate_step_epsilon
+    from privkit.algorithms.lp.private_lp import calibrate_step_epsilon
 
     t = run.report.table(f"accounting_{name}", f"{name}: per-step epsilon of the DMW steps "
                          f"(delta = 1/n = {1 / n:.3g}; medians over folds)",
@@ -249,7 +250,7 @@ def _accounting(run: Run, name: str, steps: dict[tuple[str, float], list[tuple[i
             continue
         T = int(np.median([r[0] for r in runs]))
         thesis = float(np.median([r[2] for r in runs]))
-        ours = calibrate_step_epsilon(eps, 1.0 / n, T)
+        ours = calibrate_step_epsilon(epsilon=eps, delta=1.0 / n, n_iterations=T)
         row = f"eps {eps:g}"
         t.put(row, "T (thesis' run)", f"{T}")
         t.put(row, "thesis' step epsilon", f"{thesis:.4g}")

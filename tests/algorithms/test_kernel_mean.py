@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from privkit.algorithms.kernel_mean import (
+from privkit.algorithms.kernels.kernel_mean import (
     PrivateKernelMean,
     kme_distance,
     mean_sensitivities,
 )
-from privkit.algorithms.nystrom import Kernel, NystromMap
+from privkit.algorithms.kernels.nystrom import Kernel, NystromMap
 from privkit.audits.sensitivity import check_sensitivity
 from privkit.errors import InvalidParameterError
 from privkit.neighbouring import Neighbouring, Norm
@@ -20,7 +20,7 @@ R, A = Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE
 
 
 def _rff_map(D=16, d=2, gamma=1.0, seed=0):
-    from privkit.algorithms.kernel_mean import _RFFMap
+    from privkit.algorithms.kernels.kernel_mean import _RFFMap
 
     return _RFFMap(D, gamma, d, seed)
 
@@ -110,7 +110,8 @@ def test_gaussian_noise_scale_closed_form():
     n = 1000
     X = np.zeros((n, 2))
     kme = PrivateKernelMean(8, epsilon=0.5, delta=1e-5, random_state=0).fit(X)
-    assert kme.noise_scale_ == pytest.approx(2.0 / n / gdp_mu_for_approx_dp(0.5, 1e-5))
+    mu = gdp_mu_for_approx_dp(epsilon=0.5, delta=1e-5)
+    assert kme.noise_scale_ == pytest.approx(2.0 / n / mu)
 
 
 def test_embedding_is_close_to_the_mean_features_at_large_epsilon():
@@ -216,7 +217,7 @@ def test_audit_case_pair_attains_the_mean_sensitivity_and_claim_is_guarantee():
     """The case's pair moves the exact feature mean by the declared L2 sensitivity 2r/n
     (phi(x) = x: Nyström with the linear kernel on e_1, e_2), and its claim is the
     guarantee_ a fit of the same estimator reports."""
-    from privkit.algorithms.kernel_mean import audit_case
+    from privkit.algorithms.kernels.kernel_mean import audit_case
 
     case = audit_case(1.0, 1e-5)
     first, second = case.pair.first, case.pair.second
@@ -237,7 +238,7 @@ def test_audit_certifies_half_the_claim_and_never_exceeds_it(epsilon):
     0.75 at epsilon 1, 0.71 at epsilon 4) and never exceeds it. Seeded; a bound above the
     claim would need the 95% bound to be wrong (at most 5% for a borderline mechanism),
     and a ratio below 0.5 a many-sigma deviation from the expected 0.7."""
-    from privkit.algorithms.kernel_mean import audit_case
+    from privkit.algorithms.kernels.kernel_mean import audit_case
     from privkit.audits import audit
 
     case = audit_case(epsilon, 1e-5)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privkit import GDP, Neighbouring, Norm, tightest
-from privkit.algorithms.kmeans import (
+from privkit.algorithms.kernels.kmeans import (
     DPKMeans,
     block_statistics,
     clip_to_ball,
@@ -87,7 +87,7 @@ def test_plan_is_calibrated_to_the_budget_exactly():
     s, c = km.iteration_blocks(3)
     mu_total = math.sqrt(7 * ((s.sensitivity.value / s.noise_scale) ** 2
                               + (c.sensitivity.value / c.noise_scale) ** 2))
-    assert mu_total == pytest.approx(gdp_mu_for_approx_dp(1.0, 1e-6), rel=1e-9)
+    assert mu_total == pytest.approx(gdp_mu_for_approx_dp(epsilon=1.0, delta=1e-6), rel=1e-9)
     assert isinstance(result.guarantee, GDP)
 
 
@@ -141,7 +141,7 @@ def test_dask_local_cluster_gives_the_same_model():
 def test_block_statistics_over_several_score_blocks_match_direct_distances():
     """More rows than one score sub-block (SUB_BLOCK): labels from the full squared
     distances of the clipped rows, sums of the clipped rows (computed independently)."""
-    from privkit.algorithms.kmeans import SUB_BLOCK
+    from privkit.algorithms.kernels.kmeans import SUB_BLOCK
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(2 * SUB_BLOCK + 17, 2)) * 0.8
@@ -296,11 +296,11 @@ def test_transcript_case_is_small_and_private():
 
 
 def test_certified_is_the_tightest_accountants_guarantee_memoised():
-    """certified(plan, delta) is tightest(plan, delta).guarantee, computed once per plan."""
-    from privkit.algorithms.kmeans import certified
+    """certified(plan, delta=delta) is tightest(plan, delta).guarantee, computed once per plan."""
+    from privkit.algorithms._certified import _certified, certified
 
     plan = DPKMeans(3, epsilon=0.9, delta=1e-6, n_iter=3).plan(n_samples=10, n_features=4)
-    before = certified.cache_info().hits
-    assert certified(plan, 1e-6) == tightest(plan, delta=1e-6).guarantee
-    assert certified(plan, 1e-6) is certified(plan, 1e-6)
-    assert certified.cache_info().hits >= before + 2
+    before = _certified.cache_info().hits
+    assert certified(plan, delta=1e-6) == tightest(plan, delta=1e-6).guarantee
+    assert certified(plan, delta=1e-6) is certified(plan, delta=1e-6)
+    assert _certified.cache_info().hits >= before + 2

@@ -7,13 +7,13 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from privkit.algorithms import park2022 as p
 from privkit.algorithms.reproduce._exact_kernel import (
     ExactKernelOutput,
     ExactKernelSemi,
     kernel_svm_ovr,
     rbf,
 )
+from privkit.algorithms.svdd import park2022 as p
 
 
 def _blobs(n=120, seed=0):
@@ -82,6 +82,6 @@ def test_noise_free_proposed_and_weight_beat_their_noisy_runs_at_tiny_epsilon():
     X, y = p.load_dataset("three_moons", "", seed=0)
     for row in ("proposed_paper", "svm_weight"):
         clean = _noise_free(row, "three_moons", X, y, seed=0)
-        noisy = p.run_once(row, "three_moons", 0.01, X, y, seed=0)["accuracy"]
+        noisy = p.run_once(row, "three_moons", epsilon=0.01, X=X, y=y, seed=0)["accuracy"]
         assert clean > 0.85
         assert clean > noisy

@@ -5,17 +5,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import privkit.algorithms._svdd_dual as svdd_module
-from privkit.algorithms._svdd_dual import (
+import privkit.algorithms.svdd._svdd_dual as svdd_module
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd._svdd_dual import (
     _capped_min_norm,
     _kkt_solve,
     _project_capped_simplex,
     _Warm,
 )
-from privkit.algorithms.random_features import RandomFourierFeatures
-from privkit.algorithms.svdd import (
+from privkit.algorithms.svdd.svdd import (
     PrivateSVDD,
-    accounted,
     audit_case,
     centre_sensitivity,
     laplace_loss,
@@ -90,7 +89,7 @@ def _nnls_problem(seed, m, f, duplicates):
 
 
 def _run_nnls(E, start=(), start_values=None, excluded=None, max_iter=10_000):
-    from privkit.algorithms._kernels import hull
+    from privkit.algorithms._accelerators import hull
 
     nnls_gram = hull.nnls_gram
 
@@ -158,7 +157,7 @@ def test_compiled_nnls_reports_an_iteration_limit():
 
 
 def test_compiled_nnls_rejects_bad_shapes():
-    from privkit.algorithms._kernels import hull
+    from privkit.algorithms._accelerators import hull
 
     nnls_gram = hull.nnls_gram
 
@@ -264,7 +263,7 @@ def test_gaussian_needs_far_less_noise_than_coordinate_laplace():
     lap = PrivateSVDD(epsilon=1.0, nu=0.01).plan(n_samples=1000, n_features=2)
     gau = PrivateSVDD(epsilon=1.0, delta=1e-5, noise="gaussian", nu=0.01).plan(
         n_samples=1000, n_features=2)
-    from privkit.algorithms.svdd import noise_scale
+    from privkit.algorithms.svdd.svdd import noise_scale
 
     lap_norm = np.sqrt(2 * 400) * noise_scale(lap)   # E||z||^2 = 2 F b^2
     gau_norm = np.sqrt(400) * noise_scale(gau)
@@ -353,12 +352,13 @@ def test_laplace_loss_is_the_log_density_ratio():
     assert np.allclose(laplace_loss(y, c1, c2, scale), expected, atol=1e-8)
 
 
-def test_accounted_memoises_the_accountant():
+def test_certified_memoises_the_accountant():
     from privkit.accountants import tightest
+    from privkit.algorithms._certified import certified
 
     plan = PrivateSVDD(epsilon=0.7, nu=0.1).plan(n_samples=20, n_features=2)
-    assert accounted(plan, 0.0) is accounted(plan, 0.0)
-    assert accounted(plan, 0.0).epsilon_at(0.0) == pytest.approx(
+    assert certified(plan, delta=0.0) is certified(plan, delta=0.0)
+    assert certified(plan, delta=0.0).epsilon_at(0.0) == pytest.approx(
         tightest(plan, delta=0.0).guarantee.epsilon_at(0.0))
 
 
