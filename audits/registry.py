@@ -4,10 +4,12 @@
 approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), a batched
 system that draws its outputs, the neighbouring pair on which its privacy loss is
 largest, and the claim to test. Every registered mechanism with a
-:meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); algorithms
-register theirs with :func:`register`: the white-box cases of the learning algorithms
-(:mod:`privkit.audits.algorithm_cases`) and their black-box end-to-end rows
-(:mod:`privkit.audits.end_to_end`) are registered when :data:`CASES` is first read.
+:meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); an estimator
+declares its rows next to itself too, with :func:`audit_row` in its family folder's
+``audit_cases`` module (``privkit/algorithms/<family>/audit_cases.py``): the white-box
+rows on one randomised stage and the black-box end-to-end rows ``NAME_e2e`` (run by
+:mod:`privkit.audits.end_to_end`). :func:`discover_algorithm_rows` imports every such
+module whenever :data:`CASES` is read; other systems register with :func:`register`.
 Estimators audited end to end on their whole transcript are found (or registered) by
 :mod:`privkit.audits.estimators`.
 
@@ -334,11 +336,8 @@ class _Cases(Mapping[str, Callable[..., AuditCase]]):
     afresh on each access, so a mechanism defined after import is covered."""
 
     def _all(self) -> dict[str, Callable[..., AuditCase]]:
-        # the learning algorithms' rows register themselves on import (here, not at the
-        # top: they import this module)
-        import privkit.audits.algorithm_cases
-        import privkit.audits.end_to_end  # noqa: F401
-
+        # the estimators' rows declare themselves on import (here, not at the top: their
+        # modules import this one)
         discover_algorithm_rows()
         found = {kind: mechanism_case(cls) for kind, cls in registered_mechanisms().items()
                  if _has_worst_case(cls)}

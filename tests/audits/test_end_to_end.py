@@ -7,9 +7,12 @@ import pytest
 pytest.importorskip("sklearn")
 
 from privkit.audits import NeighbouringPair, audit
-from privkit.audits.end_to_end import END_TO_END, fit_system
+from privkit.audits.end_to_end import fit_system
 from privkit.audits.registry import _ALGORITHMS, CASES, run_case
 from privkit.neighbouring import Neighbouring
+
+#: The end-to-end rows, as ``privkit audit`` finds them.
+END_TO_END = sorted(name for name in CASES if name.endswith("_e2e"))
 
 
 def _white_box_algorithm_rows():
@@ -25,7 +28,7 @@ def test_every_algorithm_row_has_an_end_to_end_row():
     assert len(rows) == 13
     for name in rows:
         assert f"{name}_e2e" in CASES, name
-    assert set(END_TO_END) == {f"{name}_e2e" for name in rows}
+    assert len(END_TO_END) == 13
     for name in END_TO_END:
         case = CASES[name]()
         assert case.threat_model.startswith("black box on "), name
@@ -68,7 +71,7 @@ def test_fit_system_fits_afresh_on_copies_of_the_data():
 
 @pytest.mark.slow
 @pytest.mark.statistical
-@pytest.mark.parametrize("name", sorted(END_TO_END))
+@pytest.mark.parametrize("name", END_TO_END)
 def test_end_to_end_row_certifies_half_its_claim(name):
     """As ``privkit audit`` runs it (seeded: deterministic): a privkit claim is not
     violated and certifies at least half of itself; a paper's claim is found violated.
