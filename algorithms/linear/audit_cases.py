@@ -59,6 +59,7 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     block's floating-point-safe ``release``. The statistic is the privacy loss
     ``(|w - w(D')| - |w - w(D)|) / scale`` (the likelihood ratio: optimal)."""
     from privkit.algorithms import OutputPerturbationClassifier, solve_erm
+
     from ._losses import MarginLoss
 
     clf = OutputPerturbationClassifier(epsilon=eps, classes=[-1, 1],

@@ -41,7 +41,6 @@ from ..linear._linear import LinearModel, private_fit_inputs, transcript_fixture
 from ..linear._losses import MarginLoss
 from ..linear._solvers import solve_erm
 from ..linear.erm import ObjectivePerturbationClassifier
-from ._lp_svm_audit import audit_case as audit_case
 from ._lp_svm_forms import hard_margin_lp as hard_margin_lp
 from ._lp_svm_forms import soft_margin_lp as soft_margin_lp
 from ._lp_svm_forms import solve_lp_svm as solve_lp_svm
@@ -53,7 +52,7 @@ from .private_lp import (
     step_mechanism,
 )
 
-__all__ = ["LPSVMClassifier", "audit_case", "hard_margin_lp", "paper_step_epsilon",
+__all__ = ["LPSVMClassifier", "hard_margin_lp", "paper_step_epsilon",
            "soft_margin_lp", "solve_lp_svm"]
 
 R = Neighbouring.REPLACE_ONE

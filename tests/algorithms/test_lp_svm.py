@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from privkit import ApproxDP, BasicAccountant, Repeat, Sequential, tightest
+from privkit.algorithms.lp.audit_cases import audit_case
 from privkit.algorithms.lp.lp_svm import (
     LPSVMClassifier,
-    audit_case,
     hard_margin_lp,
     paper_step_epsilon,
     soft_margin_lp,
