@@ -91,8 +91,8 @@ def fit_system(make: Callable[[int], Any], release: Callable[[Any], Any]
     return system
 
 
-def end_to_end_case(system: Any, first: Any, second: Any, relation: Neighbouring,
-                    epsilon: float, delta: float, what: str, how: str, *,
+def end_to_end_case(system: Any, first: Any, second: Any, relation: Neighbouring, *,
+                    epsilon: float, delta: float, what: str, how: str,
                     claim: str = "privkit", fits: int = FITS) -> AuditCase:
     """An end-to-end row: ``system`` on the pair ``(first, second)`` against the claim
     ``(epsilon, delta)``, capped at ``fits`` per side; the threat model reads "black box
@@ -102,14 +102,15 @@ def end_to_end_case(system: Any, first: Any, second: Any, relation: Neighbouring
                      threat_model=f"black box on {what}, end to end: {how}")
 
 
-def plan_epsilon(plan: Any, delta: float) -> float:
+def plan_epsilon(plan: Any, *, delta: float) -> float:
     """privkit's tightest epsilon at ``delta`` for ``plan`` (the estimator's own)."""
     from privkit.accountants import tightest
 
     return float(tightest(plan, delta=delta).epsilon)
 
 
-def pilot_claim(make: Callable[[int], Any], data: tuple[Any, Any], delta: float) -> float:
+def pilot_claim(make: Callable[[int], Any], data: tuple[Any, Any], *, delta: float
+                ) -> float:
     """The estimator's own ``guarantee_`` at ``delta`` after one pilot fit on ``data`` (a
     function of its public parameters and, under replace-one, the public n)."""
     X, y = data

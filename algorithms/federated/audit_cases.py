@@ -140,13 +140,14 @@ def _dp_pca_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
 
     e1, e2 = np.eye(2)
     first, second = np.array([e1, e1, e2]), np.array([e1, e2, e2])
-    claim = plan_epsilon(make(0).plan(n_samples=3, n_features=2), GAUSS_DELTA)
-    return end_to_end_case(fit_system(make, lambda m: m.components_[0, 0] ** 2),
-                           (first, None), (second, None), R, claim, GAUSS_DELTA,
-                           "DPPCA's released components_ (squared: the sign is arbitrary)",
-                           "unit rows (e1, e1, e2), the second replaced by e2; calibrated at "
-                           f"({_PCA_EPSILON}, {GAUSS_DELTA}), claim: privkit's epsilon of its plan "
-                           f"at delta {GAUSS_DELTA}", fits=8 * FITS)
+    claim = plan_epsilon(make(0).plan(n_samples=3, n_features=2), delta=GAUSS_DELTA)
+    return end_to_end_case(
+        fit_system(make, lambda m: m.components_[0, 0] ** 2), (first, None), (second, None), R,
+        epsilon=claim, delta=GAUSS_DELTA,
+        what="DPPCA's released components_ (squared: the sign is arbitrary)",
+        how="unit rows (e1, e1, e2), the second replaced by e2; calibrated at "
+            f"({_PCA_EPSILON}, {GAUSS_DELTA}), claim: privkit's epsilon of its plan "
+            f"at delta {GAUSS_DELTA}", fits=8 * FITS)
 
 
 #: The pipelines' rows: DP-PCA's pair with labels (each label twice), one component.
@@ -169,13 +170,14 @@ def _pipeline(cls_name: str, components: Callable[[Any], Any]) -> AuditCase:
                    pca_share=0.98, regularization=0.1, random_state=seed)
 
     first, second = ((rows, _PCA_LABELS) for rows in _PCA_ROWS)
-    claim = pilot_claim(make, first, GAUSS_DELTA)
+    claim = pilot_claim(make, first, delta=GAUSS_DELTA)
     return end_to_end_case(
-        fit_system(make, lambda m: components(m)[0, 0] ** 2), first, second, R, claim,
-        GAUSS_DELTA, f"{cls_name}'s released PCA subspace (squared: the sign is arbitrary)",
-        "unit rows (e1, e1, e2, e2) labelled (0, 1, 0, 1), the second replaced by e2; "
-        f"pca_share 0.98, one component; calibrated at ({GAUSS_EPSILON}, {GAUSS_DELTA}), "
-        f"claim: its guarantee_ at delta {GAUSS_DELTA}", fits=2 * FITS)
+        fit_system(make, lambda m: components(m)[0, 0] ** 2), first, second, R,
+        epsilon=claim, delta=GAUSS_DELTA,
+        what=f"{cls_name}'s released PCA subspace (squared: the sign is arbitrary)",
+        how="unit rows (e1, e1, e2, e2) labelled (0, 1, 0, 1), the second replaced by e2; "
+            f"pca_share 0.98, one component; calibrated at ({GAUSS_EPSILON}, {GAUSS_DELTA}), "
+            f"claim: its guarantee_ at delta {GAUSS_DELTA}", fits=2 * FITS)
 
 
 @audit_row("dpdr_dpml_e2e", estimator="DPDRDPMLClassifier")

@@ -79,12 +79,14 @@ def _kernel_mean_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     first = np.array([[1.0, 0.0], [0.3, 0.2], [-0.1, 0.5]])
     second = first.copy()
     second[0] = [-1.0, 0.0]
-    claim = plan_epsilon(make(0).plan(n_samples=3, n_features=2), GAUSS_DELTA)
-    return end_to_end_case(fit_system(make, lambda m: m.embedding_), (first, None), (second, None),
-                           R, claim, GAUSS_DELTA, "PrivateKernelMean's released embedding_",
-                           "three rows in the unit disc, the first (at the bound) replaced by its "
-                           f"antipode; calibrated at ({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: "
-                           f"privkit's epsilon of its plan at delta {GAUSS_DELTA}")
+    claim = plan_epsilon(make(0).plan(n_samples=3, n_features=2), delta=GAUSS_DELTA)
+    return end_to_end_case(
+        fit_system(make, lambda m: m.embedding_), (first, None), (second, None), R,
+        epsilon=claim, delta=GAUSS_DELTA,
+        what="PrivateKernelMean's released embedding_",
+        how="three rows in the unit disc, the first (at the bound) replaced by its "
+            f"antipode; calibrated at ({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: "
+            f"privkit's epsilon of its plan at delta {GAUSS_DELTA}")
 
 
 #: Rows of the K-means row: enough that the noisy count passes DPKMeans' public threshold
@@ -120,15 +122,15 @@ def _kmeans_nystrom_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     other = X.copy()
     other[0] = [-1.0, 0.0]
     y = np.arange(_KMEANS_ROWS) % 2
-    claim = pilot_claim(make, (X, y), GAUSS_DELTA)
+    claim = pilot_claim(make, (X, y), delta=GAUSS_DELTA)
     return end_to_end_case(
-        fit_system(make, release), (X, y), (other, y), R, claim, GAUSS_DELTA,
-        "KMeansNystromClassifier's released landmark and noisy count "
-        "(kmeans_.cluster_centers_ times kmeans_.noisy_counts_: the noisy cluster sum, its "
-        "first coordinate, the direction the record moves)",
-        f"{_KMEANS_ROWS - 1} rows at the origin and (1, 0), replaced by (-1, 0); K = 1, one "
-        "iteration, kmeans_share 0.95, count_share 0.05; calibrated at "
-        f"({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: its guarantee_ at delta {GAUSS_DELTA}",
+        fit_system(make, release), (X, y), (other, y), R, epsilon=claim, delta=GAUSS_DELTA,
+        what="KMeansNystromClassifier's released landmark and noisy count "
+             "(kmeans_.cluster_centers_ times kmeans_.noisy_counts_: the noisy cluster sum, its "
+             "first coordinate, the direction the record moves)",
+        how=f"{_KMEANS_ROWS - 1} rows at the origin and (1, 0), replaced by (-1, 0); K = 1, one "
+            "iteration, kmeans_share 0.95, count_share 0.05; calibrated at "
+            f"({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: its guarantee_ at delta {GAUSS_DELTA}",
         fits=4 * FITS)
 
 
@@ -161,8 +163,8 @@ def _dpksvmel_paper_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
         return float((gap < 1e-12).any())
 
     return end_to_end_case(
-        fit_system(make, statistic), (X, y), (moved, y), R, claim, 0.0,
-        "DPKSVMEL's released support_vectors_ (event: one is the exact mean of a k-subset "
-        "holding the original record)",
-        "two tight clusters, one non-support member moved by 0.01; the paper's "
-        f"PureDP({claim})", claim="paper", fits=200)
+        fit_system(make, statistic), (X, y), (moved, y), R, epsilon=claim, delta=0.0,
+        what="DPKSVMEL's released support_vectors_ (event: one is the exact mean of a k-subset "
+             "holding the original record)",
+        how="two tight clusters, one non-support member moved by 0.01; the paper's "
+            f"PureDP({claim})", claim="paper", fits=200)

@@ -227,11 +227,12 @@ def _erm(cls_name: str, claim: float) -> AuditCase:
                    fit_intercept=False, random_state=seed)
 
     first, second = _margin_rows(int(_ERM["n"]))
-    return end_to_end_case(fit_system(make, lambda m: m.coef_), first, second, R, claim,
-                           0.0, f"{cls_name}'s released coef_",
-                           f"{int(_ERM['n'])} one-feature rows, one at the norm bound with "
-                           f"its label flipped (regularization {_ERM['regularization']}); "
-                           f"claim PureDP({claim})")
+    return end_to_end_case(
+        fit_system(make, lambda m: m.coef_), first, second, R, epsilon=claim, delta=0.0,
+        what=f"{cls_name}'s released coef_",
+        how=f"{int(_ERM['n'])} one-feature rows, one at the norm bound with "
+            f"its label flipped (regularization {_ERM['regularization']}); "
+            f"claim PureDP({claim})")
 
 
 @audit_row("output_perturbation_e2e", estimator="OutputPerturbationClassifier")
@@ -261,16 +262,16 @@ def _dp_sgd_svm_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     X = np.zeros((4, 2))
     y = np.array([0, 1, 0, 1])
     more, labels = np.vstack([X, [1.0, 0.0]]), np.append(y, 1)
-    claim = pilot_claim(make, (X, y), GAUSS_DELTA)
+    claim = pilot_claim(make, (X, y), delta=GAUSS_DELTA)
 
     def release(model: Any) -> Any:
         # the direction the added record moves (w_1, b) in
         return model.coef_[0, 0] + model.intercept_[0]
 
     return end_to_end_case(
-        fit_system(make, release), (more, labels), (X, y), A, claim, GAUSS_DELTA,
-        "DPSGDLinearSVM's released coef_ and intercept_ (projected on the direction the "
-        "added record moves them, w_1 + b)",
-        "four rows at the origin, and the same with (1, 0) labelled 1 added; one full-batch "
-        f"step; calibrated at ({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: its guarantee_ at "
-        f"delta {GAUSS_DELTA}", fits=4 * FITS)
+        fit_system(make, release), (more, labels), (X, y), A, epsilon=claim, delta=GAUSS_DELTA,
+        what="DPSGDLinearSVM's released coef_ and intercept_ (projected on the direction the "
+             "added record moves them, w_1 + b)",
+        how="four rows at the origin, and the same with (1, 0) labelled 1 added; one full-batch "
+            f"step; calibrated at ({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: its guarantee_ at "
+            f"delta {GAUSS_DELTA}", fits=4 * FITS)

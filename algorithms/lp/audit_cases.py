@@ -155,12 +155,13 @@ def _lp_svm_dmw_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     X, y = _LP_ROWS
     flipped = y.copy()
     flipped[0] = 0
-    claim = pilot_claim(make, (X, y), GAUSS_DELTA)
+    claim = pilot_claim(make, (X, y), delta=GAUSS_DELTA)
     return end_to_end_case(
-        fit_system(make, lambda m: m.choices_), (X, y), (X, flipped), R, claim, GAUSS_DELTA,
-        "LPSVMClassifier's released choices_ (the vertex chosen)",
-        "seven one-feature rows, three with y x = 1 and four with y x = -1, the first's label "
-        "flipped; count score with margin 1, density 1, T = 1, opt_share 0.02; calibrated at "
-        f"({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: its guarantee_ at delta {GAUSS_DELTA}. The "
-        "flip moves the step's scores by the declared sensitivity 1/s in both directions",
+        fit_system(make, lambda m: m.choices_), (X, y), (X, flipped), R,
+        epsilon=claim, delta=GAUSS_DELTA,
+        what="LPSVMClassifier's released choices_ (the vertex chosen)",
+        how="seven one-feature rows, three with y x = 1 and four with y x = -1, the first's label "
+            "flipped; count score with margin 1, density 1, T = 1, opt_share 0.02; calibrated at "
+            f"({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: its guarantee_ at delta {GAUSS_DELTA}. The "
+            "flip moves the step's scores by the declared sensitivity 1/s in both directions",
         fits=FITS)

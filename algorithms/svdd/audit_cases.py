@@ -189,11 +189,11 @@ def _private_svdd_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
 
     first, second = _SVDD_ROWS
     return end_to_end_case(
-        fit_system(make, _svdd_statistic(first, second, 0.5)), (first, None), (second, None),
-        R, claim, 0.0,
-        "PrivateSVDD's released centre_ and features_ (the statistic: the Laplace likelihood "
-        "ratio between the pair's centres under the released map)",
-        f"1-D rows (0, 0), the second replaced by 2.2; nu 1/2, F = 2; claim PureDP({claim})",
+        fit_system(make, _svdd_statistic(first, second, 0.5)), (first, None), (second, None), R,
+        epsilon=claim, delta=0.0,
+        what="PrivateSVDD's released centre_ and features_ (the statistic: the Laplace likelihood "
+             "ratio between the pair's centres under the released map)",
+        how=f"1-D rows (0, 0), the second replaced by 2.2; nu 1/2, F = 2; claim PureDP({claim})",
         fits=4 * FITS)
 
 
@@ -212,15 +212,17 @@ def _equilibrium_points_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
 
     rows_first, rows_second = _SVDD_ROWS
     labels = np.array([0, 1])
-    claim = plan_epsilon(make(0).plan(n_samples=2, n_features=1, n_classes=2), GAUSS_DELTA)
-    return end_to_end_case(fit_system(make, _svdd_statistic(rows_first, rows_second, 0.5)),
-                           (rows_first, labels), (rows_second, labels), R, claim, GAUSS_DELTA,
-                           "EquilibriumPointClassifier's released centre_ and features_ (the "
-                           "statistic: PrivateSVDD's likelihood ratio)",
-                           "1-D rows (0, 0) labelled (0, 1), the second replaced by 2.2; nu 1/2, "
-                           f"F = 2, centre_share 0.95; calibrated at ({_EP_EPSILON}, "
-                           f"{GAUSS_DELTA}), claim: privkit's epsilon of its plan at delta "
-                           f"{GAUSS_DELTA}", fits=8 * FITS)
+    claim = plan_epsilon(make(0).plan(n_samples=2, n_features=1, n_classes=2), delta=GAUSS_DELTA)
+    return end_to_end_case(
+        fit_system(make, _svdd_statistic(rows_first, rows_second, 0.5)),
+        (rows_first, labels), (rows_second, labels), R,
+        epsilon=claim, delta=GAUSS_DELTA,
+        what="EquilibriumPointClassifier's released centre_ and features_ (the "
+             "statistic: PrivateSVDD's likelihood ratio)",
+        how="1-D rows (0, 0) labelled (0, 1), the second replaced by 2.2; nu 1/2, "
+            f"F = 2, centre_share 0.95; calibrated at ({_EP_EPSILON}, "
+            f"{GAUSS_DELTA}), claim: privkit's epsilon of its plan at delta "
+            f"{GAUSS_DELTA}", fits=8 * FITS)
 
 
 @audit_row("equilibrium_points_paper_e2e", estimator="EquilibriumPointClassifier")
@@ -247,8 +249,9 @@ def _equilibrium_points_paper_e2e(eps: float = 1.0, delta: float = 0.0) -> Audit
     def statistic(model: Any) -> Any:
         return float((np.abs(np.asarray(model.equilibria_)[:, 0] - 3.0) < 0.5).any())
 
-    return end_to_end_case(fit_system(make, statistic), (first, y), (second, y), R, claim, 0.0,
-                           "the paper-faithful EquilibriumPointClassifier's released equilibria_ "
-                           "(event: one within 0.5 of 3)",
-                           "40 rows at the origin and one at 3, moved to -3; the thesis' "
-                           f"PureDP({claim})", claim="paper", fits=200)
+    return end_to_end_case(
+        fit_system(make, statistic), (first, y), (second, y), R, epsilon=claim, delta=0.0,
+        what="the paper-faithful EquilibriumPointClassifier's released equilibria_ "
+             "(event: one within 0.5 of 3)",
+        how="40 rows at the origin and one at 3, moved to -3; the thesis' "
+            f"PureDP({claim})", claim="paper", fits=200)

@@ -1,4 +1,4 @@
-"""The DMW quality scores' sensitivities (:func:`privkit.algorithms.private_lp.
+"""The DMW quality scores' sensitivities (:func:`privkit.algorithms.lp.private_lp.
 score_sensitivity`) against exact enumeration: every small instance's largest score change
 under a replaced row is at most the declared bound, and some instance attains it (so the
 declared bound is tight, and the thesis's eq. 12 and 14 are not)."""
@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from privkit.algorithms.private_lp import dense_projection, score_sensitivity
+from privkit.algorithms.lp.private_lp import dense_projection, score_sensitivity
 
 N_ROWS, N_VERTICES = 3, 2
 DENSITIES = (1.0, 1.5, 2.0, 3.0)
