@@ -198,23 +198,31 @@ def _accuracies(dataset: str, X: np.ndarray, y: np.ndarray, seed: int,
     return out
 
 
+def _table73_cell(data: str, fraction: float, seed: int,
+                  eps73: Sequence[float | None]) -> tuple[int, dict[tuple[str, float | None],
+                                                                    float]]:
+    """One run of Table 7.3 at one sub-sample (a worker's task): the test size and every
+    row's accuracy at every epsilon."""
+    X, y = p.load_dataset("shuttle", data, seed=seed, fraction=fraction)
+    return len(p.split(X, y, seed)[3]), _accuracies("shuttle", X, y, seed, eps73)
+
+
 def _table73(run: Run) -> None:
     fractions, eps73, _, _ = _grid(run.args)
-    data = run.need_data("shuttle-train.csv.gz")
-    for fraction in fractions:
+    data = str(run.need_data("shuttle-train.csv.gz"))
+    seeds = [run.args.seed + r for r in range(run.args.runs)]
+    done = run.map(_table73_cell, [(data, f, s, eps73) for f in fractions for s in seeds])
+    for i, fraction in enumerate(fractions):
         t = run.report.table(f"table73_shuttle{round(fraction * 100)}",
                              f"Table 7.3: shuttle sub-sampled to {fraction:.0%} (accuracy, "
                              f"mean ± standard error over {run.args.runs} runs)",
                              [_eps_label(e) for e in eps73], row_label="method")
         acc: dict[tuple[str, float | None], list[float]] = {}
-        m = 0
-        for r in range(run.args.runs):
-            seed = run.args.seed + r
-            X, y = p.load_dataset("shuttle", data, seed=seed, fraction=fraction)
-            m = len(p.split(X, y, seed)[3])
-            for key, value in _accuracies("shuttle", X, y, seed, eps73).items():
+        part = done[i * len(seeds):(i + 1) * len(seeds)]
+        m = part[0][0]  # the test size (the same in every run)
+        for _, values in part:
+            for key, value in values.items():
                 acc.setdefault(key, []).append(value)
-            run.bar.update()
         for row in ROWS_73:
             for eps in eps73:
                 paper = PAPER_73[fraction].get(row, [None] * 5)[EPS_73.index(eps)]
@@ -229,6 +237,13 @@ def _table73(run: Run) -> None:
             f"epsilon {0.01 * m:g}); svm_output_batch calibrates the whole batch to "
             "epsilon. svm_semi (exact kernel) is (epsilon, 1/n)-DP. proposed_paper "
             "certifies no finite guarantee. The non-private column has no noise.")
+
+
+def _figure71_cell(dataset: str, data: str, seed: int, eps71: Sequence[float | None]
+                   ) -> dict[tuple[str, float | None], float]:
+    """One run of Figure 7.1 on one data set (a worker's task)."""
+    X, y = p.load_dataset(dataset, data, seed=seed)
+    return _accuracies(dataset, X, y, seed, eps71)
 
 
 def _figure71(run: Run) -> None:
@@ -249,14 +264,14 @@ def _figure71(run: Run) -> None:
                              figsize=(4.2 * min(len(sets), 4), 3.6 * (1 + (len(sets) > 4))),
                              squeeze=False)
     xs = np.arange(len(eps71))
-    for ax, dataset in zip(axes.ravel(), sets, strict=False):
+    seeds = [run.args.seed + r for r in range(runs)]
+    done = run.map(_figure71_cell, [(d, str(data or ""), s, eps71) for d in sets
+                                    for s in seeds])
+    for j, (ax, dataset) in enumerate(zip(axes.ravel(), sets, strict=False)):
         acc: dict[tuple[str, float | None], list[float]] = {}
-        for r in range(runs):
-            seed = run.args.seed + r
-            X, y = p.load_dataset(dataset, data or "", seed=seed)
-            for key, value in _accuracies(dataset, X, y, seed, eps71).items():
+        for values in done[j * runs:(j + 1) * runs]:
+            for key, value in values.items():
                 acc.setdefault(key, []).append(value)
-            run.bar.update()
         for i, row in enumerate(r for r in ROWS_73 if (r, eps71[0]) in acc):
             cells = [Cell(acc[row, e]) for e in eps71]
             for e, c in zip(eps71, cells, strict=True):

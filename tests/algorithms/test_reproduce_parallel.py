@@ -1,0 +1,38 @@
+"""``privkit reproduce NAME --jobs J``: independent cells in worker processes give the
+serial run's numbers (per-cell seeds, results in grid order, one BLAS thread everywhere),
+and the header records the CPU time beside the wall time."""
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sklearn")
+pytest.importorskip("matplotlib")
+
+from privkit.cli import main
+
+DATA = Path("/work/shared/data")
+
+
+def _body(path: Path) -> str:
+    """A CSV's rows without its header (the header's times and load vary)."""
+    return path.read_text(encoding="utf-8").split("row,column", 1)[1]
+
+
+def test_two_workers_give_the_serial_numbers(tmp_path):
+    """dpksvmel --quick (a few seconds): every CSV row equal for --jobs 1 and 2."""
+    if not (DATA / "heart.csv.gz").exists():
+        pytest.skip(f"the shared data sets are not in {DATA}")
+    for jobs in (1, 2):
+        assert main(["reproduce", "dpksvmel", "--quick", "--jobs", str(jobs), "--out",
+                     str(tmp_path / str(jobs)), "--data", str(DATA), "--quiet"]) == 0
+    assert _body(tmp_path / "1" / "accuracy.csv") == _body(tmp_path / "2" / "accuracy.csv")
+    readme = (tmp_path / "2" / "README.md").read_text(encoding="utf-8")
+    assert "--jobs 2): " in readme and "over 2 workers: " in readme
+    assert "wall time: " in readme
+    assert "## Summary" in readme.rsplit("## Notes", 1)[-1]
+
+
+def test_jobs_below_one_is_refused_by_name(capsys):
+    assert main(["reproduce", "dpksvmel", "--jobs", "0"]) == 2
+    assert "--jobs" in capsys.readouterr().err
