@@ -22,8 +22,9 @@ import argparse
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,13 +39,46 @@ __all__ = ["DATA_ENV", "Paper", "Run", "run_paper"]
 DATA_ENV = "PRIVKIT_DATA"
 
 
+#: The thread-count variables BLAS and OpenMP libraries read when they load.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def _one_blas_thread() -> None:
-    """Every process's BLAS and OpenMP pools to one thread (see the module docstring)."""
+    """A worker's BLAS and OpenMP pools to one thread (see the module docstring): the
+    variables for libraries not loaded yet (inherited from the parent too), a runtime
+    limit for those loaded already."""
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+    import numpy  # noqa: F401  (load the BLAS the limit applies to)
+
     try:
+        import scipy.linalg  # noqa: F401
         from threadpoolctl import threadpool_limits
-    except ModuleNotFoundError:  # scikit-learn's dependency; without it, no pools to cap
+    except ModuleNotFoundError:  # scikit-learn's dependencies; without them, no pools
         return
     threadpool_limits(1)
+
+
+@contextmanager
+def _single_threaded() -> Iterator[None]:
+    """This process's BLAS and OpenMP on one thread for the duration (the environment
+    and the limits restored afterwards: ``main`` may run inside another program)."""
+    saved = {v: os.environ.get(v) for v in THREAD_VARIABLES}
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+    try:
+        try:
+            import scipy.linalg  # noqa: F401
+            from threadpoolctl import threadpool_limits
+        except ModuleNotFoundError:
+            yield
+            return
+        with threadpool_limits(1):
+            yield
+    finally:
+        for variable, value in saved.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
 
 
 @dataclass
@@ -173,9 +207,9 @@ def run_paper(paper: Paper, argv: Sequence[str] | None) -> int:
                         depends=paper.depends, seed=args.seed,
                         grid=("quick" if args.quick else "full") + f", {args.runs} runs per "
                         "cell", workers=args.jobs)
-        _one_blas_thread()
-        with warnings.catch_warnings(), progress(paper.units(args), paper.name, unit="cell",
-                                                 enabled=False if args.quiet else None) as bar:
+        bar_on = False if args.quiet else None
+        with _single_threaded(), warnings.catch_warnings(), progress(
+                paper.units(args), paper.name, unit="cell", enabled=bar_on) as bar:
             warnings.simplefilter("ignore")
             run = Run(args, report, bar, data)
             try:

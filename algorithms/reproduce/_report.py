@@ -266,6 +266,15 @@ class Report:
             if figure_only:
                 parts.append(f"{figure_only} without a number in the paper's text")
             out.append(f"- {t.name}: " + ("; ".join(parts) if parts else "text only") + ".")
+            by_row = []
+            for row in t.rows:
+                judged = [v for (r, _), v in t.cells.items() if r == row
+                          and isinstance(v, Cell) and v.paper is not None]
+                if judged:
+                    hits = sum(v.verdict == "match" for v in judged)
+                    by_row.append(f"{row} {hits} of {len(judged)}")
+            if by_row:
+                out.append("  - matches by row: " + "; ".join(by_row) + ".")
             for (row, col), v in t.cells.items():
                 if isinstance(v, Cell) and v.verdict == "differs":
                     out.append(f"  - differs: {row} / {col}: {v.mean:.3f} against "

@@ -319,6 +319,14 @@ def _body(run: Run) -> None:
     fig.tight_layout()
     run.report.figure("error_vs_epsilon", "Test error against epsilon (dashed: the "
                       "non-private models of Table 1).", fig)
+    for name in sets:
+        errs = curves[name]["errors"]
+        run.report.summary.append(
+            f"- {name}: the error curves are figures in the thesis (no number to judge); "
+            f"at epsilon {epsilons[-1]:g} privkit's errors are "
+            + ", ".join(f"{label} {v[-1]:.3f}" for label, v in errs.items())
+            + f" against the non-private QP-SVM's "
+            f"{curves[name]['table1'][TABLE1_ROWS[1]]:.3f}.")
     run.report.notes += [
         ("- Table 1's numbers are the thesis'; privkit's QP-SVM is a Huber SVM at Lambda "
         "1e-3 and the features are scaled with public bounds, where the thesis states "
