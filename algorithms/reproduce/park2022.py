@@ -338,6 +338,7 @@ def _table72(run: Run) -> None:
     from ._dense_qp import MAX_ROWS, time_svdd_solvers
 
     data = run.need_data("shuttle-train.csv.gz")
+    ratios: dict[str, list[tuple[str, float]]] = {}
     t = run.report.table("table72", "Table 7.2 on this machine: seconds (median of 3 after a "
                          "warm-up), ratios to the thesis' procedure in the same process, "
                          "the thesis' seconds quoted beside", [], row_label="data set")
@@ -351,6 +352,8 @@ def _table72(run: Run) -> None:
                                         ).fit(X_tr).transform(X_tr)
             time_svdd_solvers(Phi, nu)  # warm-up
             ours, qp, gap = time_svdd_solvers(Phi, nu)
+            ratios.setdefault("SVDD: cvxopt's dense QP / privkit's solver", []).append(
+                (dataset, qp / ours))
             t.put(dataset, "SVDD dual: privkit / cvxopt dense QP (s)",
                   f"{ours:.4f} / {qp:.3f} ({qp / ours:.2g}x; objectives within {gap:.0e})")
         else:
@@ -380,6 +383,7 @@ def _table72(run: Run) -> None:
         timed["sklearn SVC, exact kernel, no noise"] = svc
         for label, fit in timed.items():
             med = _median_seconds(fit)
+            ratios.setdefault(f"{label} / proposed_paper", []).append((dataset, med / base))
             thesis = PAPER_72.get(label.split(" ")[0])
             quoted = (f"; thesis {thesis[j]:g} ({thesis[j] / PAPER_72['proposed'][j]:.2g}x "
                       "its proposed)") if thesis and label != "proposed" else ""
@@ -390,6 +394,17 @@ def _table72(run: Run) -> None:
                       f"n = {MAX_KERNEL_ROWS}; thesis {PAPER_72['svm_semi'][j]:g}"
                       if "semi" in label else f"not run (n > {MAX_KERNEL_ROWS})")
         run.bar.update()
+    for label, pairs in ratios.items():
+        low, high = min(pairs, key=lambda q: q[1]), max(pairs, key=lambda q: q[1])
+        run.report.summary.append(
+            f"- Table 7.2, {label} (seconds over seconds, same process): {low[1]:.2g}x "
+            f"({low[0]}) to {high[1]:.2g}x ({high[0]}) over {len(pairs)} data sets.")
+    for base_row in ("svm_weight", "svm_semi"):
+        own = [b / a for a, b in zip(PAPER_72["proposed"], PAPER_72[base_row], strict=True)]
+        run.report.summary.append(
+            f"- The thesis' own ratio, {base_row} / its method (its Table 7.2, one machine): "
+            f"{min(own):.2g}x to {max(own):.2g}x; privkit's same-process ratio is the "
+            f"{base_row} line above (below 1: faster than the thesis' method).")
     t.notes.append("Ratios (Yx) are each method's seconds over the thesis' procedure "
                    "(proposed_paper, the thesis' 'Proposed') in the same process on this "
                    "machine; the thesis' seconds (its Table 7.2: a Xeon Gold 5218R, Python "
