@@ -6,7 +6,8 @@ there, not restated: its ``stale_results``): it records ``privkit-commit`` and
 ``privkit-depends`` in its header, and the depended-on code has changed since that commit
 (or the commit is ``+dirty``). Each stale file's header names the command that wrote it
 (``command: ...``, ``- command: ...`` or ``Command: `...```); files that share a command
-(the tables of one ``privkit reproduce`` folder) are rerun once. Commands run from the
+(the tables of one ``privkit reproduce`` folder) are rerun once, the longest recorded
+first. Commands run from the
 checkout's root through ``bash -c``, ``--jobs`` at a time, with ``.venv/bin`` first on
 ``PATH`` and ``PRIVKIT_DATA`` set to ``--data``; each is printed before it starts and
 its exit code and time after it ends. Exit code 0 when every command succeeded, 1
@@ -32,6 +33,8 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 FRESHNESS = ROOT / "tests" / "core" / "test_results_fresh.py"
+#: The recorded wall time of the run that wrote a file (``privkit reproduce`` headers).
+WALL = re.compile(r"wall time: ([0-9.]+) s")
 #: The header line that names a results file's command, in the three styles in use.
 COMMAND = re.compile(r"^[-#*\s]*command:\s*`?(?P<cmd>[^`\n]+?)`?\s*$",
                      re.IGNORECASE | re.MULTILINE)
@@ -53,9 +56,16 @@ def command_of(path: Path) -> str | None:
     return found.group("cmd").strip() if found else None
 
 
+def recorded_seconds(path: Path) -> float:
+    """The wall time the header records, or infinity when it records none."""
+    found = WALL.search(path.read_text(encoding="utf-8", errors="replace")[:4000])
+    return float(found.group(1)) if found else float("inf")
+
+
 def plan(stale: Sequence[tuple[Path, str]]) -> tuple[dict[str, list[Path]], list[Path]]:
-    """Stale files grouped by their command (in first-seen order), and the files that
-    name no command."""
+    """Stale files grouped by their command, longest recorded run first (unknown lengths
+    first of all), so that ``--jobs`` workers finish together; and the files that name
+    no command."""
     commands: dict[str, list[Path]] = {}
     orphans = []
     for path, _why in stale:
@@ -64,7 +74,8 @@ def plan(stale: Sequence[tuple[Path, str]]) -> tuple[dict[str, list[Path]], list
             orphans.append(path)
         else:
             commands.setdefault(cmd, []).append(path)
-    return commands, orphans
+    order = sorted(commands, key=lambda c: -max(recorded_seconds(p) for p in commands[c]))
+    return {c: commands[c] for c in order}, orphans
 
 
 def run_all(commands: Sequence[str], *, jobs: int, env: dict[str, str], cwd: Path,

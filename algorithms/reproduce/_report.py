@@ -281,8 +281,21 @@ class Report:
                                f"{v.paper:.{v.decimals}f}: {v.reason or 'no reason given'}")
         return out + self.summary
 
+    def _remove_previous(self, keep: set[str]) -> None:
+        """Delete the tables an earlier run of this paper left in the folder and this run
+        does not write (a stamped leftover would be stale); nothing else is touched."""
+        mine = f"command: privkit reproduce {self.paper} "
+        for path in self.out.iterdir():
+            if path.suffix in (".md", ".csv") and path.name not in keep and path.is_file():
+                head = path.read_text(encoding="utf-8", errors="replace")[:600]
+                if mine in head:
+                    path.unlink()
+
     def write(self) -> Path:
-        """Write every file; returns the README's path."""
+        """Write every file (removing this paper's earlier tables that this run does
+        not write); returns the README's path."""
+        self._remove_previous({"README.md", *(f"{t.name}{ext}" for t in self.tables
+                                              for ext in (".md", ".csv"))})
         head = self.header()
         md_head = [f"# {self.title}", ""] + [f"- {h}" for h in head] + [
             "", ("Verdict rule: *match* when |privkit mean - paper| <= 2 standard errors + "

@@ -28,7 +28,8 @@ def test_two_workers_give_the_serial_numbers(tmp_path):
                      str(tmp_path / str(jobs)), "--data", str(DATA), "--quiet"]) == 0
     assert _body(tmp_path / "1" / "accuracy.csv") == _body(tmp_path / "2" / "accuracy.csv")
     readme = (tmp_path / "2" / "README.md").read_text(encoding="utf-8")
-    assert "--jobs 2): " in readme and "over 2 workers: " in readme
+    assert "--jobs 2): " in readme
+    assert "over 2 workers: " in readme
     assert "wall time: " in readme
     assert "## Summary" in readme.rsplit("## Notes", 1)[-1]
 
@@ -36,3 +37,25 @@ def test_two_workers_give_the_serial_numbers(tmp_path):
 def test_jobs_below_one_is_refused_by_name(capsys):
     assert main(["reproduce", "dpksvmel", "--jobs", "0"]) == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+def test_a_rerun_removes_its_papers_old_tables_only(tmp_path):
+    """A table an earlier run of the same paper wrote, and this run does not, would stay
+    stale: it is removed; a file of another paper or without a stamp stays."""
+    from privkit.algorithms.reproduce._report import Cell, Report
+
+    old = tmp_path / "gone.md"
+    old.write_text("# x\n\n- command: privkit reproduce demo --full\n", encoding="utf-8")
+    other = tmp_path / "other.md"
+    other.write_text("- command: privkit reproduce demo2 --full\n", encoding="utf-8")
+    mine = tmp_path / "notes.md"
+    mine.write_text("hand-written\n", encoding="utf-8")
+    report = Report(paper="demo", title="Demo", out=tmp_path, argv=["--full"],
+                    depends=["algorithms/reproduce"], seed=0, grid="full")
+    report.table("kept", "A table", ["c"]).put("r", "c", Cell([0.5, 0.6]))
+    report.write()
+    assert not old.exists()
+    assert other.exists()
+    assert mine.exists()
+    assert (tmp_path / "kept.md").exists()
+    assert (tmp_path / "kept.csv").exists()
