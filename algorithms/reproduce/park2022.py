@@ -295,8 +295,8 @@ def _figure71(run: Run) -> None:
 
 def _fit_seconds(method: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int
                  ) -> float:
-    """Training + inference seconds of one privkit fit at epsilon 1."""
-    return float(p.run_once(method, dataset, 1.0, X, y, seed=seed)["seconds"])
+    """Training + inference CPU seconds of one privkit fit at epsilon 1."""
+    return float(p.run_once(method, dataset, 1.0, X, y, seed=seed)["cpu_seconds"])
 
 
 def _median_seconds(fit: Callable[[], float], repeats: int = 3) -> float:
@@ -307,13 +307,14 @@ def _median_seconds(fit: Callable[[], float], repeats: int = 3) -> float:
 
 def _exact_seconds(kind: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int
                    ) -> float:
-    """Training + inference seconds of the exact-kernel SVM OUTPUT or SEMI at epsilon 1."""
+    """Training + inference CPU seconds of the exact-kernel SVM OUTPUT or SEMI at
+    epsilon 1."""
     from ._exact_kernel import ExactKernelOutput, ExactKernelSemi
 
     X_tr, y_tr, X_te, _ = p.split(X, y, seed)
     classes, rng = np.unique(y), np.random.default_rng(seed)
     nu, gamma = p.TABLE_7_1[dataset][kind]
-    start = time.perf_counter()
+    start = time.process_time()
     if kind == "output":
         ExactKernelOutput(nu=nu, gamma=gamma, classes=classes).fit(X_tr, y_tr).predict(
             X_te, 1.0, rng)
@@ -321,7 +322,7 @@ def _exact_seconds(kind: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: 
         semi = ExactKernelSemi(nu=nu, gamma=gamma, classes=classes).fit(X_tr, y_tr)
         semi.prepare(X_te)
         semi.predict(X_te, semi.release(1.0, 1.0 / len(y_tr), rng))
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def _table72(run: Run) -> None:
@@ -339,9 +340,10 @@ def _table72(run: Run) -> None:
 
     data = run.need_data("shuttle-train.csv.gz")
     ratios: dict[str, list[tuple[str, float]]] = {}
-    t = run.report.table("table72", "Table 7.2 on this machine: seconds (median of 3 after a "
-                         "warm-up), ratios to the thesis' procedure in the same process, "
-                         "the thesis' seconds quoted beside", [], row_label="data set")
+    t = run.report.table("table72", "Table 7.2 on this machine: CPU seconds on one thread "
+                         "(median of 3 after a warm-up), ratios to the thesis' procedure in "
+                         "the same process, the thesis' seconds quoted beside", [],
+                         row_label="data set")
     for j, dataset in enumerate(p.DATASETS):
         X, y = p.load_dataset(dataset, data, seed=run.args.seed)
         X_tr, y_tr, X_te, _ = p.split(X, y, run.args.seed)
@@ -376,9 +378,9 @@ def _table72(run: Run) -> None:
 
         def svc(nu: float = c_nu, gamma: float = c_gamma, X_tr: np.ndarray = X_tr,
                 y_tr: np.ndarray = y_tr, X_te: np.ndarray = X_te) -> float:
-            start = time.perf_counter()
+            start = time.process_time()
             SVC(C=nu * len(y_tr), gamma=gamma).fit(X_tr, y_tr).predict(X_te)
-            return time.perf_counter() - start
+            return time.process_time() - start
 
         timed["sklearn SVC, exact kernel, no noise"] = svc
         for label, fit in timed.items():
@@ -405,7 +407,10 @@ def _table72(run: Run) -> None:
             f"- The thesis' own ratio, {base_row} / its method (its Table 7.2, one machine): "
             f"{min(own):.2g}x to {max(own):.2g}x; privkit's same-process ratio is the "
             f"{base_row} line above (below 1: faster than the thesis' method).")
-    t.notes.append("Ratios (Yx) are each method's seconds over the thesis' procedure "
+    t.notes.append("Times are the process' CPU seconds with every library on one thread "
+                   "(what a shared machine's load does not change; wall seconds would "
+                   "measure the load). "
+                   "Ratios (Yx) are each method's seconds over the thesis' procedure "
                    "(proposed_paper, the thesis' 'Proposed') in the same process on this "
                    "machine; the thesis' seconds (its Table 7.2: a Xeon Gold 5218R, Python "
                    "3.7.4, cvxopt) are quoted with the thesis' own in-run ratio, never "
