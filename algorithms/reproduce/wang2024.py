@@ -50,9 +50,11 @@ CUT = ("the paper's sweeps whole (k at 5, 10, 20, 50, 100: the paper gives the r
 QUICK = {"epsilon": (0.1, 10.0), "k": (), "n": (), "uneven": ()}
 QUICK_SETS = ("mnist",)
 QUICK_N = 300
-#: DPML's gradient tolerance: the default 1e-8 is out of reach in 784 dimensions at small
-#: n (privkit perturbs the residue, so the guarantee holds at any tolerance).
-DPML_TOL = 1e-5
+#: DPML's gradient tolerances, tried in turn: the default 1e-8 is out of reach in 784
+#: dimensions at small n, and at n = 100 and epsilon 0.01 so is 1e-5 (privkit perturbs
+#: the residue, so the guarantee holds at any tolerance; the same seed gives the same
+#: fit whichever process runs it).
+DPML_TOLS = (1e-5, 1e-3)
 NOTE = "figure only"
 DEPENDS = (*RUNNER, "algorithms/reproduce/wang2024.py",
            "algorithms/pca.py", "algorithms/federated.py",
@@ -125,9 +127,15 @@ def _accuracy(method: str, eps: float, k: int, sizes: Sequence[int], pool: np.nd
     if method == "Non-Priv":
         pred = non_private(k, components)(X[rows], y[rows], X_te)
     elif method == "DPML":
-        pred = ObjectivePerturbationClassifier(
-            epsilon=eps, delta=DELTA, classes=classes, regularization=LAMBDA,
-            tol=DPML_TOL, random_state=seed).fit(X[first], y[first]).predict(X_te)
+        for tol in DPML_TOLS:
+            try:
+                pred = ObjectivePerturbationClassifier(
+                    epsilon=eps, delta=DELTA, classes=classes, regularization=LAMBDA,
+                    tol=tol, random_state=seed).fit(X[first], y[first]).predict(X_te)
+                break
+            except RuntimeError:  # the solver's tolerance, out of reach: the next one
+                if tol == DPML_TOLS[-1]:
+                    raise
     elif method == "DPDR-DPML":
         pred = DPDRDPMLClassifier(epsilon=eps, delta=DELTA, classes=classes, n_components=k,
                                   regularization=LAMBDA, random_state=seed
