@@ -16,8 +16,9 @@ import numpy as np
 from privkit.neighbouring import Neighbouring
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from .random_features import RandomFourierFeatures
-from .svdd import accounted, svdd_centre
+from .svdd import svdd_centre
 
 __all__ = ["CASE_PROBES", "audit_case", "audit_case_paper", "case_rows", "private_case",
            "transcript_case_paper"]
@@ -59,7 +60,7 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
                                  first)
 
     plan = model.plan(n_samples=2, n_features=1, n_classes=2)
-    claim = float(accounted(plan, delta).epsilon_at(delta))
+    claim = float(certified(plan, delta=delta).epsilon_at(delta))
     pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE,
                             description="a row replaced by one with negated features")
     return AuditCase(system, pair, claim, delta, ceiling=min(1.0, e_c / claim),

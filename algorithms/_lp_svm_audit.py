@@ -69,7 +69,8 @@ def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
 
     n, steps, s, opt = 6, 2, 3.0, 1.0
     sens = score_sensitivity("slack", density=s, optimum=opt)
-    step = calibrate_step_epsilon(epsilon, delta, steps, sensitivity=sens)
+    step = calibrate_step_epsilon(epsilon=epsilon, delta=delta, n_iterations=steps,
+                                  sensitivity=sens)
     mechanism = step_mechanism(step, sens)
     eta = math.sqrt(math.log(n) / steps)
     rows = np.tile([1.0, 0.0], (n, 1))  # rows y_i x_i

@@ -238,7 +238,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         y = private_labels(y, X.shape[0], owner)
         finite = finite_rows(X)  # a row with a non-finite entry: removed (neutral)
         X, y = X[finite], y[finite]
-        claim = planned.guarantee(certified(stage_plan, stage_delta), stage_delta)
+        claim = planned.guarantee(certified(stage_plan, delta=stage_delta), stage_delta)
         assert claim is not None
         eps, dlt = ((claim.epsilon, claim.delta) if isinstance(claim, ApproxDP)
                     else (claim.epsilon_at(self.delta), self.delta))
@@ -267,7 +267,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         self.n_steps_ = steps if trained else 0
         self.plan_ = labels.plan(stage_plan if trained else None)
         self.ledger_ = ledger
-        stage = certified(stage_plan, stage_delta) if trained else None
+        stage = certified(stage_plan, delta=stage_delta) if trained else None
         guarantee = labels.guarantee(stage, stage_delta)
         assert guarantee is not None
         self.guarantee_: Guarantee = guarantee
@@ -326,7 +326,7 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
                 optimizer.step()
         self.coef_ = layer.weight.detach().numpy().copy()
         self.intercept_ = layer.bias.detach().numpy().copy()
-        return certified(accountant.plan(), stage_delta).epsilon_at(stage_delta)
+        return certified(accountant.plan(), delta=stage_delta).epsilon_at(stage_delta)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

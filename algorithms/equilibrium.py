@@ -87,6 +87,7 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._equilibrium_cases import (
     audit_case,
     audit_case_paper,
@@ -109,7 +110,7 @@ from ._labels import declared_classes, label_budget, total_claim
 from ._spend import charge
 from ._training_rows import record_codes, single_label, training_labels, training_rows
 from .random_features import RandomFourierFeatures
-from .svdd import accounted, centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
+from .svdd import centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centre
 
 __all__ = [
     "EquilibriumPointClassifier",
@@ -267,7 +268,8 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         sens = centre_sensitivity(self.nu, norm=Norm.L2, relation=relation,
                                   n_components=self.n_components, tol=self.tol,
                                   paper=self.mode == "paper")
-        return centre_mechanism(self.centre_noise, e_c, d_c, sens, self.n_components)
+        return centre_mechanism(self.centre_noise, epsilon=e_c, delta=d_c,
+                                sensitivity_l2=sens, n_components=self.n_components)
 
     def _vote_scale(self, relation: Neighbouring) -> float:
         """Laplace scale b on the counts: the votes' epsilon is 1/b (ADD_REMOVE) or 2/b
@@ -398,7 +400,7 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         stage_delta = self._stage_budget()[1]
         if self.mode == "private":
             self.guarantee_: Guarantee | None = label_set.guarantee(
-                None if stage is None else accounted(stage, stage_delta), stage_delta)
+                None if stage is None else certified(stage, delta=stage_delta), stage_delta)
         else:
             self.guarantee_ = None
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)

@@ -71,10 +71,11 @@ class Participant:
                                  relation=R, rng=self.rng, stage_uses_delta=True,
                                  owner="Participant").classes
 
-    def private_subspace(self, epsilon: float, delta: float, k: int,
+    def private_subspace(self, *, epsilon: float, delta: float, k: int,
                          calibration: str) -> NDArray[np.float64]:
         """DPDR (Algorithm 2) on the local rows: a d x k private subspace."""
-        return private_subspace(self.rows, pca_block(epsilon, delta, calibration), k, self.rng)
+        block = pca_block(epsilon=epsilon, delta=delta, calibration=calibration)
+        return private_subspace(self.rows, block, k, self.rng)
 
     def private_model(self, subspace: NDArray[np.float64],
                       classifier: ObjectivePerturbationClassifier) -> NDArray[np.float64]:
@@ -248,8 +249,8 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         classes = received[-1]
         _, eps1, eps2, delta = self._stage(labels, member.size, classes.size)
         if phase == "subspace":
-            return member.private_subspace(eps1, delta, int(self.n_components),
-                                           self.calibration)
+            return member.private_subspace(epsilon=eps1, delta=delta, k=int(self.n_components),
+                                           calibration=self.calibration)
         return member.private_model(received[0], self._classifier(eps2, classes))
 
     def _run_protocol(self, federation: Federation
@@ -283,7 +284,7 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         for n in federation.sizes:
             stage, _, _, delta = self._stage(planned, n, k) if k >= 2 else (
                 None, 0.0, 0.0, float(self.delta))
-            part = planned.guarantee(None if stage is None else certified(stage, delta),
+            part = planned.guarantee(None if stage is None else certified(stage, delta=delta),
                                      delta)
             assert part is not None
             guarantees.append(part)
@@ -294,7 +295,7 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         else:  # participants with the same plan: the plan of one (max of equal profiles)
             distinct = list(dict.fromkeys(parts))
             self.guarantee_ = certified(distinct[0] if len(distinct) == 1 else self.plan_,
-                                        float(self.delta))
+                                        delta=float(self.delta))
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)
         return self
 

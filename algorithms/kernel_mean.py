@@ -86,10 +86,11 @@ from privkit.neighbouring import Neighbouring, Norm
 from privkit.plan import Block, PostProcess, Sequential
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._rows import private_rows, query_rows
 from ._spend import charge
 from .feature_mean import feature_sums, mean_sensitivities
-from .kmeans import DPKMeans, certified
+from .kmeans import DPKMeans
 from .nystrom_map import Kernel, NystromMap
 from .random_features import RandomFourierFeatures
 
@@ -267,7 +268,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         relation, eps, dlt = self._validate()
         km_share, _ = self._budgets()
         if self.noise == "gaussian":
-            mu = gdp_mu_for_approx_dp(eps, dlt)
+            mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt)
             eps_km = GDP(mu=mu * math.sqrt(km_share)).epsilon_at(dlt)
             noise = "gaussian"
         else:
@@ -287,7 +288,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
                                           n_samples=n_samples, relation=relation, norm=norm)
         c_share = float(self.count_share) if count is not None else 0.0
         if self.noise == "gaussian":
-            mu = gdp_mu_for_approx_dp(eps, dlt) * math.sqrt(share)
+            mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt) * math.sqrt(share)
             a: Gaussian | Laplace = Gaussian.for_gdp(mu * math.sqrt(1.0 - c_share),
                                                      sensitivity=first)
             b: Gaussian | Laplace | None = (
@@ -370,7 +371,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         self.n_features_in_ = d
         self.plan_ = plan
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = certified(plan, float(self.delta))
+        self.guarantee_: Guarantee = certified(plan, delta=float(self.delta))
         claim: Guarantee | None = None
         if self.feature_map == "rff" and self.noise == "gaussian":
             claim = ApproxDP(epsilon=self.epsilon, delta=self.delta)

@@ -73,7 +73,6 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from privkit import _validation as check
-from privkit.accountants import tightest
 from privkit.conversions import gdp_mu_for_approx_dp
 from privkit.guarantees import Guarantee, PureDP
 from privkit.ledger import Ledger
@@ -82,6 +81,7 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Repeat, Sequential
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._rows import is_dask_array, private_rows, query_rows
 from ._spend import charge
 
@@ -89,7 +89,6 @@ __all__ = [
     "DPKMeans",
     "ball_factors",
     "block_statistics",
-    "certified",
     "clip_to_ball",
     "is_dask_array",
     "kmeans_sensitivities",
@@ -241,15 +240,6 @@ def kmeans_sensitivities(radius: float, n_features: int, relation: Neighbouring,
             Sensitivity(value=c, norm=norm, relation=relation))
 
 
-@functools.lru_cache(maxsize=512)
-def certified(plan: Block, delta: float) -> Guarantee:
-    """privkit's tightest accountant's guarantee for ``plan`` at ``delta``, memoised: a
-    pure function of the plan (public parameters only), which every fit with the same
-    parameters would otherwise recompute (the PLD accountant takes seconds at a large
-    epsilon). The kernel estimators report it as ``guarantee_``."""
-    return tightest(plan, delta=delta).guarantee
-
-
 class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
     """Differentially private K-means (DPLloyd, Su et al. 2017) with a privkit plan.
 
@@ -344,7 +334,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         if self.noise == "gaussian":
             dlt = check.open_unit("delta", self.delta, _OWNER)
             s_sum, s_count = kmeans_sensitivities(r, n_features, relation, Norm.L2)
-            mu = gdp_mu_for_approx_dp(eps, dlt) / math.sqrt(t)
+            mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt) / math.sqrt(t)
             return (Gaussian.for_gdp(mu * math.sqrt(1.0 - share), sensitivity=s_sum),
                     Gaussian.for_gdp(mu * math.sqrt(share), sensitivity=s_count))
         if self.noise == "laplace":
@@ -413,10 +403,10 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         self.plan_ = plan
         self.ledger_ = ledger
         if self.noise == "gaussian":
-            self.guarantee_: Guarantee = certified(plan, float(self.delta))
+            self.guarantee_: Guarantee = certified(plan, delta=float(self.delta))
             self.paper_claim_: Guarantee | None = None
         else:
-            self.guarantee_ = certified(plan, 0.0)
+            self.guarantee_ = certified(plan, delta=0.0)
             self.paper_claim_ = PureDP(epsilon=self.epsilon)
         return self
 

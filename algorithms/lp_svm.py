@@ -72,7 +72,7 @@ def _tightest_epsilon(plan: Block, delta: float) -> float:
     return float(tightest(plan, delta=delta).epsilon)
 
 
-def paper_step_epsilon(epsilon: float, n_iterations: int, delta: float) -> float:
+def paper_step_epsilon(*, epsilon: float, n_iterations: int, delta: float) -> float:
     """The thesis's per-step budget, Algorithm 3 with its Theorem 1:
     ``eps' = eps / sqrt(8 T log(1/delta))`` (the inverse of
     :func:`privkit.composition.reijden_composition_epsilon`)."""
@@ -322,7 +322,8 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
             rho = eps * eps / (64.0 * math.log(1.0 / delta))
             stage: Block = Sequential(first, Claimed(ZCDP(rho=rho), relation=R, label=label))
         elif self.n_iterations is not None:
-            step = calibrate_step_epsilon(eps, delta, self.n_iterations, prefix=first)
+            step = calibrate_step_epsilon(epsilon=eps, delta=delta,
+                                          n_iterations=self.n_iterations, prefix=first)
             steps = Claimed(BoundedRange(eta=step), relation=R, label="DMW step")
             stage = Sequential(first, Repeat(steps, self.n_iterations))
         else:
@@ -414,12 +415,14 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
         step = math.inf
         if first is not None:
             if self.accounting == "paper":
-                step = paper_step_epsilon(eps, steps, delta)
+                step = paper_step_epsilon(epsilon=eps, n_iterations=steps, delta=delta)
             elif self.n_iterations is not None:
-                step = calibrate_step_epsilon(eps, delta, steps, sensitivity=sens,
+                step = calibrate_step_epsilon(epsilon=eps, delta=delta, n_iterations=steps,
+                                              sensitivity=sens,
                                               prefix=first)
             else:
-                step = calibrate_step_epsilon(eps - v["opt_epsilon"], delta, steps,
+                step = calibrate_step_epsilon(epsilon=eps - v["opt_epsilon"], delta=delta,
+                                              n_iterations=steps,
                                               sensitivity=sens)
             mechanism = step_mechanism(step, sens)
         result = dense_multiplicative_weights(
@@ -434,7 +437,8 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
         self.choices_ = result.choices
         self.step_epsilon_ = step
         self.paper_step_epsilon_ = (math.inf if first is None
-                                    else paper_step_epsilon(eps, steps, delta))
+                                    else paper_step_epsilon(epsilon=eps, n_iterations=steps,
+                                                            delta=delta))
         if first is None or mechanism is None:
             return None
         return Sequential(first, Repeat(mechanism, steps))

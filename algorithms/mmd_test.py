@@ -130,7 +130,7 @@ def private_mmd_test(X: Any, Y: Any, feature_map: Any, *, epsilon: float, delta:
                              "norm_bound and n_components (NystromMap, RFF map)", owner)
     b = float(feature_map.norm_bound)
     dim = int(feature_map.n_components)
-    mu = gdp_mu_for_approx_dp(eps, dlt)
+    mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt)
     samples = [private_rows(data, owner, name) for name, data in (("X", X), ("Y", Y))]
     for name, data in zip(("X", "Y"), samples, strict=True):
         if data.shape[0] < 1:  # n is public here (replace-one)

@@ -38,10 +38,11 @@ from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, PostProcess, Sequential
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._labels import LabelSet, declared_classes, label_release, release_label_set, total_claim
 from ._rows import private_labels, private_rows, query_rows
 from ._spend import charge
-from .kmeans import DPKMeans, certified, clip_to_ball, is_dask_array
+from .kmeans import DPKMeans, clip_to_ball, is_dask_array
 from .nystrom_map import Kernel, KernelFunction, NystromMap, kernel_approximation_error
 
 __all__ = [
@@ -241,8 +242,8 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         from .pca import calibrated_shares
 
         kappa = self._kappa(n_features)
-        return calibrated_shares(epsilon, delta, float(self.kmeans_share),
-                                 lambda e1, e2: self._stage_plan(
+        return calibrated_shares(epsilon=epsilon, delta=delta, share=float(self.kmeans_share),
+                                 plan_for=lambda e1, e2: self._stage_plan(
                                      n_samples, n_features, n_classes, kappa, delta, e1, e2))
 
     def _stage_plan(self, n_samples: int, n_features: int, n_classes: int, kappa: float,
@@ -331,7 +332,7 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
             if k >= 2:
                 stage, delta, eps_km, eps_learn = self._stage(n, d, k, labels)
                 self._fit_stage(X, labels.codes(y), k, seeds, delta, eps_km, eps_learn)
-                stage_guarantee = certified(stage, delta)
+                stage_guarantee = certified(stage, delta=delta)
         self.classes_ = labels.classes
         self.n_features_in_ = d
         plan = labels.plan(stage)  # never None: a declared set always has a stage

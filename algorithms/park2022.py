@@ -162,7 +162,7 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, fraction: fl
     return X, y
 
 
-def make_method(method: str, dataset: str, epsilon: float, seed: int,
+def make_method(method: str, dataset: str, *, epsilon: float, seed: int,
                 **overrides: Any) -> Any:
     """The estimator of ``method`` with Table 7.1's hyperparameters for ``dataset``.
 
@@ -218,7 +218,7 @@ METHODS = ("proposed", "proposed_paper", "svm_weight", "svm_semi", "svm_output",
 SYNTHETIC = ("three_moons", "five_gaussians")
 
 
-def run_once(method: str, dataset: str, epsilon: float, X: NDArray[np.float64],
+def run_once(method: str, dataset: str, *, epsilon: float, X: NDArray[np.float64],
              y: NDArray[np.int64], seed: int, **overrides: Any) -> dict[str, Any]:
     """One 80/20 split, one fit, the test accuracy, the wall and CPU (process) seconds
     of training and inference, and the guarantees (``overrides`` go to
@@ -227,7 +227,7 @@ def run_once(method: str, dataset: str, epsilon: float, X: NDArray[np.float64],
     number of test points as ``n_queries``."""
     X_train, y_train, X_test, y_test = split(X, y, seed)
     params = {"classes": np.unique(y), "n_queries": len(y_test), **overrides}
-    model = make_method(method, dataset, epsilon, seed, **params)
+    model = make_method(method, dataset, epsilon=epsilon, seed=seed, **params)
     start, cpu = time.perf_counter(), time.process_time()
     if method == "svm_semi":
         model.fit(X_train, y_train, Z=X_test)

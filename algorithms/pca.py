@@ -45,7 +45,7 @@ __all__ = ["DPPCA", "DPDRDPMLClassifier", "private_subspace"]
 R = Neighbouring.REPLACE_ONE
 
 
-def calibrated_shares(epsilon: float, delta: float, share: float,
+def calibrated_shares(*, epsilon: float, delta: float, share: float,
                       plan_for: Any) -> tuple[float, float]:
     """(epsilon1, epsilon2) in the ratio ``share : 1 - share``, scaled up by the largest
     factor s >= 1 for which privkit's tightest accountant certifies the composed plan
@@ -76,7 +76,7 @@ def calibrated_shares(epsilon: float, delta: float, share: float,
     return lo * share * epsilon, lo * (1 - share) * epsilon
 
 
-def pca_block(epsilon: float, delta: float, calibration: str) -> AnalyzeGauss:
+def pca_block(*, epsilon: float, delta: float, calibration: str) -> AnalyzeGauss:
     """The Analyze Gauss block of DPDR under REPLACE_ONE, rows of norm at most 1.
 
     ``calibration="analytic"`` is the smallest noise that meets (epsilon, delta) exactly
@@ -174,7 +174,7 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         eps = check.positive_finite("epsilon", self.epsilon, owner)
         dlt = check.open_unit("delta", self.delta, owner)
         check.positive_finite("row_norm_bound", self.row_norm_bound, owner)
-        return pca_block(eps, dlt, self.calibration)
+        return pca_block(epsilon=eps, delta=dlt, calibration=self.calibration)
 
     def fit(self, X: Any, y: Any = None, budget_filter: Any = None) -> DPPCA:
         """Release the private subspace; sets ``components_`` (k x d) and the accounting.
@@ -196,7 +196,7 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.components_ = U.T
         self.plan_ = block
         self.ledger_ = ledger
-        self.guarantee_: Guarantee = certified(block, float(self.delta))
+        self.guarantee_: Guarantee = certified(block, delta=float(self.delta))
         self.paper_claim_: Guarantee = ApproxDP(epsilon=self.epsilon, delta=self.delta)
         return self
 
@@ -253,7 +253,8 @@ def _cached_budget(kind: Any, params: tuple[tuple[str, Any], ...], n_samples: in
     tightest accountant about 40 times and refits (cross-validation, scikit-learn's
     checks, grid searches, audits) repeat it with the same parameters."""
     model = kind(**dict(params))
-    return calibrated_shares(epsilon, delta, model.pca_share, lambda e1, e2: model._part_plan(
+    return calibrated_shares(epsilon=epsilon, delta=delta, share=model.pca_share,
+                             plan_for=lambda e1, e2: model._part_plan(
         n_samples, n_classes, e1, e2, delta))
 
 
@@ -310,7 +311,7 @@ class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def _part_plan(self, n_samples: int, n_classes: int, epsilon1: float,
                    epsilon2: float, delta: float) -> Block:
         """One data holder's learning stage: ``Sequential(PCA block, classifier plan)``."""
-        return Sequential(pca_block(epsilon1, delta, self.calibration),
+        return Sequential(pca_block(epsilon=epsilon1, delta=delta, calibration=self.calibration),
                           self._classifier(epsilon2, np.arange(n_classes)).plan(
                               n_samples=n_samples, n_features=int(self.n_components)))
 
@@ -341,7 +342,8 @@ class ReducedDimensionSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return _cached_budget(kind, tuple(sorted(params.items())), n_samples, n_classes,
                                   epsilon, delta)
         except TypeError:  # an unhashable parameter: calibrate without the cache
-            return calibrated_shares(epsilon, delta, share, lambda e1, e2: self._part_plan(
+            return calibrated_shares(epsilon=epsilon, delta=delta, share=share,
+                                     plan_for=lambda e1, e2: self._part_plan(
                 n_samples, n_classes, e1, e2, delta))
 
     def _classifier(self, epsilon2: float, classes: Any) -> ObjectivePerturbationClassifier:
@@ -464,7 +466,7 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
         self.plan_ = plan
         self.ledger_ = ledger
         guarantee = labels.guarantee(
-            None if stage is None else certified(stage, stage_delta),
+            None if stage is None else certified(stage, delta=stage_delta),
             stage_delta)
         assert guarantee is not None
         self.guarantee_: Guarantee = guarantee

@@ -154,7 +154,7 @@ def step_mechanism(step_epsilon: float, sensitivity: float) -> Exponential:
     return mechanism
 
 
-def calibrate_step_epsilon(epsilon: float, delta: float, n_iterations: int, *,
+def calibrate_step_epsilon(*, epsilon: float, delta: float, n_iterations: int,
                            sensitivity: float = 1.0, prefix: Block | None = None,
                            rtol: float = 1e-7) -> float:
     """The largest per-step epsilon whose ``T`` exponential-mechanism steps (after
@@ -416,7 +416,8 @@ def solve_private_lp(
     if epsilon is not None:
         sens = score_sensitivity(score, density=s, optimum=opt, entry_bound=a_max,
                                  min_cost=float(c_.min()))
-        step = calibrate_step_epsilon(epsilon, delta, steps, sensitivity=sens)
+        step = calibrate_step_epsilon(epsilon=epsilon, delta=delta, n_iterations=steps,
+                                      sensitivity=sens)
         mechanism = step_mechanism(step, sens)
         plan = Repeat(mechanism, steps)
     with Ledger() as ledger:

@@ -63,7 +63,6 @@ likelihood ratio, and certifies about 0.99 of the claim at epsilon 1 and 4.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -72,13 +71,13 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
 
 from privkit import _validation as check
-from privkit.accountants import tightest
 from privkit.guarantees import Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, PostProcess
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._inputs import predict_inputs
 from ._spend import charge
 from ._svdd_dual import SVDDSolution, check_nu, svdd_centre
@@ -88,7 +87,6 @@ from .random_features import RandomFourierFeatures
 __all__ = [
     "PrivateSVDD",
     "SVDDSolution",
-    "accounted",
     "audit_case",
     "centre_mechanism",
     "centre_sensitivity",
@@ -131,7 +129,7 @@ def centre_sensitivity(nu: float, *, norm: Norm | str = Norm.L2,
     return Sensitivity(value=value, norm=n_norm, relation=rel)
 
 
-def centre_mechanism(noise: str, epsilon: float, delta: float, sensitivity_l2: Sensitivity,
+def centre_mechanism(noise: str, *, epsilon: float, delta: float, sensitivity_l2: Sensitivity,
                      n_components: int) -> Block:
     """The additive mechanism on the centre for a (epsilon, delta) target.
 
@@ -154,15 +152,6 @@ def centre_mechanism(noise: str, epsilon: float, delta: float, sensitivity_l2: S
     if not 0.0 < delta < 1.0:
         raise check.fail("delta", delta, "a number in (0, 1) for noise='gaussian'", owner)
     return Gaussian.for_approx_dp(epsilon=epsilon, delta=delta, sensitivity=sensitivity_l2)
-
-
-@functools.lru_cache(maxsize=512)
-def accounted(plan: Block, delta: float) -> Guarantee:
-    """``tightest(plan, delta=delta).guarantee``, memoised: plans are frozen and hashable,
-    and the guarantee is a function of the plan alone (the PLD accountant costs ~0.1 s,
-    more than fitting a small dataset). Repeated fits with the same budget and shape
-    share one computation; the result is the same object ``tightest`` returned."""
-    return tightest(plan, delta=delta).guarantee
 
 
 def noise_scale(block: Any) -> float:
@@ -263,8 +252,9 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
         RandomFourierFeatures.check_parameters(self.n_components, self.gamma, n_features,
                                                owner)
         check.instance("clip_centre", self.clip_centre, bool, owner)
-        return centre_mechanism(self.noise, self.epsilon, self.delta, self.sensitivity(),
-                                self.n_components)
+        return centre_mechanism(self.noise, epsilon=self.epsilon, delta=self.delta,
+                                sensitivity_l2=self.sensitivity(),
+                                n_components=self.n_components)
 
     def sensitivity(self) -> Sensitivity:
         """The declared L2 sensitivity of the centre under ``relation``."""
@@ -299,7 +289,7 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
         self.ledger_ = ledger
         self.sensitivity_ = self.sensitivity()
         delta = self.delta if self.noise == "gaussian" else 0.0
-        self.guarantee_ = accounted(block, delta)
+        self.guarantee_ = certified(block, delta=delta)
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
         return self
 

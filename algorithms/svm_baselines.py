@@ -63,10 +63,10 @@ from privkit.neighbouring import Norm, Sensitivity
 from privkit.plan import Block, Claimed, Repeat, Sequential
 
 from ._audit_case import TranscriptCase
+from ._certified import certified
 from ._hinge_ovr import CASE_PROBES, OneVsRestSVM, R, case, hinge_svm, hinge_svm_ovr
 from ._inputs import predict_inputs
 from ._training_rows import single_label
-from .svdd import accounted
 
 __all__ = ["SVMOutputClassifier", "SVMSemiClassifier", "SVMWeightClassifier", "hinge_svm",
            "hinge_svm_ovr"]
@@ -134,7 +134,7 @@ class SVMWeightClassifier(OneVsRestSVM):
         self.plan_ = label_set.plan(stage)
         self.ledger_ = ledger
         self.guarantee_: Guarantee = label_set.guarantee(
-            None if stage is None else accounted(stage, 0.0), 0.0)  # type: ignore[assignment]
+            None if stage is None else certified(stage, delta=0.0), 0.0)  # type: ignore[assignment]
         self.paper_claim_: Guarantee = PureDP(epsilon=self.epsilon)
         return self
 

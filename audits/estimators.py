@@ -145,7 +145,8 @@ def case_builders(cls: type) -> dict[str, Any]:
     return out
 
 
-def fits_to_certify(epsilon: float, delta: float, confidence: float, cap: int) -> int | None:
+def fits_to_certify(*, epsilon: float, delta: float, confidence: float,
+                    cap: int) -> int | None:
     """The fewest measured fits per side (at most ``cap``) at which transcripts that
     differ on every fit certify more than ``epsilon`` at ``confidence``; None if more
     than ``cap`` are needed."""
@@ -190,7 +191,8 @@ def run_estimator(cls: type, *, fits: int = CLI_FITS, selection_fits: int = CLI_
         first, second = seed.spawn(2)
         results = audit_channels(case, fits=fits, selection_fits=selection_fits,
                                  confidence=each, rng=first)
-        needed = fits_to_certify(case.epsilon, case.delta, each, max_fits)
+        needed = fits_to_certify(epsilon=case.epsilon, delta=case.delta, confidence=each,
+                                 cap=max_fits)
         more = None if needed is None else min(max_fits, 2 * needed)
         again = [r.channel for r in results
                  if r.separated and r.verdict != "violation" and more is not None]

@@ -76,7 +76,7 @@ def _privacy_loss(w: Any, scale: float, total: float) -> Any:
     return (np.abs(b_second) - np.abs(b_first)) / scale + jac
 
 
-def objective_variant(variant: str, epsilon: float = 1.0) -> ObjectiveVariant:
+def objective_variant(variant: str, *, epsilon: float = 1.0) -> ObjectiveVariant:
     """The ``variant`` (one of :data:`VARIANTS`) claiming ``epsilon``, with its exact
     epsilon on the margin pair."""
     from privkit.audits.algorithm_cases import margin_pair, objective_minimiser

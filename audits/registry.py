@@ -167,8 +167,9 @@ def mechanism_case(cls: type[Mechanism]) -> Callable[..., AuditCase]:
                                 relation=mechanism.relation)
         measure, select = _MEASURE.get(cls.kind, (None, None))
         if cls.kind == "discrete_gaussian" and measure is not None:
-            ceiling = discrete_gaussian_ceiling(mechanism, claim[0], claim[1], measure)
-            exact = discrete_gaussian_pair_epsilon(mechanism, claim[1])
+            ceiling = discrete_gaussian_ceiling(mechanism, epsilon=claim[0], delta=claim[1],
+                                                trials=measure)
+            exact = discrete_gaussian_pair_epsilon(mechanism, delta=claim[1])
             return AuditCase(system, pair, claim[0], claim[1], ceiling=ceiling,
                              measure_trials=measure, selection_trials=select,
                              ceiling_basis="draws", threat_model=(
@@ -203,7 +204,7 @@ def _discrete_gaussian_laws(mechanism: Any) -> tuple[Any, Any]:
     return mass, shifted
 
 
-def discrete_gaussian_pair_epsilon(mechanism: Any, delta: float) -> float:
+def discrete_gaussian_pair_epsilon(mechanism: Any, *, delta: float) -> float:
     """The exact epsilon at ``delta`` of a discrete Gaussian on the pair (0, 1): the
     smallest epsilon with hockey-stick divergence ``sum_x max(P(x) - e^eps Q(x), 0) <=
     delta`` in both directions (Balle, Wang 2018, "Improving the Gaussian mechanism",
@@ -225,7 +226,7 @@ def discrete_gaussian_pair_epsilon(mechanism: Any, delta: float) -> float:
     return float(optimize.brentq(excess, 0.0, high, xtol=1e-10))
 
 
-def discrete_gaussian_ceiling(mechanism: Any, epsilon: float, delta: float, trials: int, *,
+def discrete_gaussian_ceiling(mechanism: Any, *, epsilon: float, delta: float, trials: int,
                               confidence: float = 0.95) -> float:
     """The largest fraction of ``epsilon`` that the pair (0, 1) of a discrete Gaussian can
     certify at ``trials`` measured draws per side, for its exact output law

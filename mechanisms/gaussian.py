@@ -36,7 +36,7 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float)
     eps = check.positive_finite("epsilon", epsilon, owner)
     dlt = check.open_unit("delta", delta, owner)
     sens = check.positive_finite("sensitivity", sensitivity, owner)
-    mu = conversions.gdp_mu_for_approx_dp(eps, dlt)
+    mu = conversions.gdp_mu_for_approx_dp(epsilon=eps, delta=dlt)
     sigma = sens / mu
     if not (math.isfinite(mu) and sigma > 0.0):
         raise check.fail("epsilon", epsilon, "small enough that the calibrated noise scale is "

@@ -95,7 +95,7 @@ class Laplace(AdditiveMechanism):
         return cls(noise_scale=sens.value / (eps - 2.0 * math.log1p(-d)), sensitivity=sens)
 
     @classmethod
-    def for_histogram(cls, epsilon: float, *, relation: Neighbouring | str) -> Laplace:
+    def for_histogram(cls, *, epsilon: float, relation: Neighbouring | str) -> Laplace:
         """Noisy counts of a histogram: L1 sensitivity 1 (ADD_REMOVE) or 2 (REPLACE_ONE),
         see :func:`privkit.mechanisms.histogram_sensitivity`."""
         from .histogram import histogram_sensitivity

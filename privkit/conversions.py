@@ -464,7 +464,7 @@ def gdp_epsilon(mu: float, *, delta: float) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def gdp_mu_for_approx_dp(epsilon: float, delta: float) -> float:
+def gdp_mu_for_approx_dp(*, epsilon: float, delta: float) -> float:
     """Largest mu such that mu-GDP (the Gaussian mechanism) is (epsilon, delta)-DP.
 
     Memoised (a pure function of two numbers, found by root finding): estimators that

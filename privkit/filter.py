@@ -12,21 +12,17 @@ form that crosses process boundaries (:class:`~privkit.SharedBudgetFilter`).
 
 from __future__ import annotations
 
-import os
 import threading
-from typing import TYPE_CHECKING, Any, NoReturn
-
-import attrs
+from typing import Any, NoReturn
 
 from privkit import _validation as check
+from privkit._budget import Budget, FilterEntry, current_pid
 from privkit.accountant import Accountant, available_accountants, get_accountant
 from privkit.errors import BudgetExceededError, IncompatibleCompositionError
 from privkit.guarantees import ApproxDP, Guarantee, PureDP
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Leaf, PlanNode
-
-if TYPE_CHECKING:
-    from privkit.shared_filter import SharedBudgetFilter
+from privkit.shared_filter import SharedBudgetFilter
 
 __all__ = ["Budget", "BudgetFilter", "FilterEntry"]
 
@@ -34,44 +30,6 @@ __all__ = ["Budget", "BudgetFilter", "FilterEntry"]
 #: (0.1 + 0.2 > 0.3 in binary floating point). 1e-12 of the limit is far below anything
 #: that matters for privacy, and keeps exact-fit spends from being refused.
 _SLACK = 1e-12
-
-#: The current process id, kept by a fork hook rather than asked of the kernel on every
-#: spend: a filter compares it with the id of the process that made it.
-_PID = os.getpid()
-
-
-def _after_fork_in_child() -> None:
-    global _PID
-    _PID = os.getpid()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def current_pid() -> int:
-    """The id of the running process (kept up to date across ``fork``)."""
-    return _PID
-
-
-@attrs.frozen(kw_only=True)
-class Budget:
-    """An (epsilon, delta) amount: what a filter has spent or has left."""
-
-    epsilon: float
-    delta: float
-
-
-@attrs.frozen(kw_only=True)
-class FilterEntry:
-    """One accepted spend: the block, what it cost under the filter's accountant (its
-    native ``cost``), and that cost as (epsilon, delta) (and rho for zCDP)."""
-
-    block: Block
-    epsilon: float
-    delta: float
-    rho: float | None = None
-    cost: Any = attrs.field(default=None, eq=False, repr=False)
-
 
 class BudgetFilter:
     """A privacy filter: accepts blocks while the composed cost stays within a limit.
@@ -149,7 +107,7 @@ class BudgetFilter:
         self._history: tuple[FilterEntry, ...] = ()  # the entries as last read
         self._total: Any = None
         self._lock = threading.Lock()
-        self._pid = _PID
+        self._pid = current_pid()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -220,7 +178,7 @@ class BudgetFilter:
 
     def can_spend(self, block: Block, *, delta: float | None = None) -> bool:
         """Whether ``spend(block, delta=delta)`` would succeed now."""
-        if self._pid != _PID:
+        if self._pid != current_pid():
             self._refuse_copy("can_spend")
         entry = self.cost(block, delta=delta)
         with self._lock:
@@ -239,7 +197,7 @@ class BudgetFilter:
             In a forked child process that inherited this filter (see the class
             docstring). Nothing is spent.
         """
-        if self._pid != _PID:
+        if self._pid != current_pid():
             self._refuse_copy("spend")
         entry = self.cost(block, delta=delta)
         with self._lock:
@@ -292,16 +250,14 @@ class BudgetFilter:
 
         .. versionadded:: 0.3.0
         """
-        if self._pid != _PID:
+        if self._pid != current_pid():
             self._refuse_copy("shared")
-        from privkit.shared_filter import SharedBudgetFilter
-
         return SharedBudgetFilter(self)
 
     def _refuse_copy(self, method: str) -> NoReturn:
         raise RuntimeError(
             f"BudgetFilter.{method}: this filter was made in process {self._pid} and "
-            f"inherited by process {_PID} through fork; a spend here would be recorded on "
+            f"inherited by process {current_pid()} through fork; a spend here would be recorded on "
             "this copy only, unseen by the original. Share the filter before starting the "
             "workers: `with budget.shared() as shared:` and use `shared` in the workers"
         )

@@ -31,13 +31,16 @@ import weakref
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener, Pipe, wait
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from privkit import _validation as check
-from privkit.filter import Budget, BudgetFilter, FilterEntry, current_pid
+from privkit._budget import Budget, FilterEntry, current_pid
 from privkit.guarantees import Guarantee
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block
+
+if TYPE_CHECKING:  # the filter module imports this one: it serves its filters
+    from privkit.filter import BudgetFilter
 
 __all__ = ["SharedBudgetFilter"]
 
@@ -99,7 +102,8 @@ class SharedBudgetFilter:
     _server: _Server | None
 
     def __init__(self, budget: BudgetFilter) -> None:
-        check.instance("budget", budget, BudgetFilter, "SharedBudgetFilter")
+        if not all(callable(getattr(budget, name, None)) for name in _CALLS):
+            raise check.fail("budget", budget, "a BudgetFilter", "SharedBudgetFilter")
         authkey = secrets.token_bytes(32)
         server = _Server(budget, authkey)
         self._setup(token=secrets.token_bytes(16), address=server.address, authkey=authkey,

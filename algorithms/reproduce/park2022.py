@@ -153,7 +153,8 @@ def _noise_free(row: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int)
     classes = np.unique(y)
     method = ROWS_73[row]
     if method in ("proposed", "proposed_paper"):
-        params = p.make_method(method, dataset, 1.0, seed, classes=classes).get_params()
+        model = p.make_method(method, dataset, epsilon=1.0, seed=seed, classes=classes)
+        params = model.get_params()
         pred = NoiseFreeEquilibrium(**params).fit(X_tr, y_tr).predict(X_te)
     else:
         nu, gamma = p.TABLE_7_1[dataset][str(method).split("_")[1]]
@@ -197,7 +198,8 @@ def _accuracies(dataset: str, X: np.ndarray, y: np.ndarray, seed: int,
             continue
         for eps in epsilons:
             out[row, eps] = (_noise_free(row, dataset, X, y, seed) if eps is None else
-                             p.run_once(method, dataset, eps, X, y, seed=seed)["accuracy"])
+                             p.run_once(method, dataset, epsilon=eps, X=X, y=y,
+                                        seed=seed)["accuracy"])
     return out
 
 
@@ -331,7 +333,8 @@ def _figure71(run: Run) -> None:
 def _fit_seconds(method: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int
                  ) -> float:
     """Training + inference CPU seconds of one privkit fit at epsilon 1."""
-    return float(p.run_once(method, dataset, 1.0, X, y, seed=seed)["cpu_seconds"])
+    return float(p.run_once(method, dataset, epsilon=1.0, X=X, y=y,
+                            seed=seed)["cpu_seconds"])
 
 
 def _median_seconds(fit: Callable[[], float], repeats: int = 3) -> float:

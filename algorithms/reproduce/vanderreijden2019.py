@@ -278,7 +278,7 @@ def _accounting(run: Run, name: str, steps: dict[tuple[str, float], list[tuple[i
             continue
         T = int(np.median([r[0] for r in runs]))
         thesis = float(np.median([r[2] for r in runs]))
-        ours = calibrate_step_epsilon(eps, 1.0 / n, T)
+        ours = calibrate_step_epsilon(epsilon=eps, delta=1.0 / n, n_iterations=T)
         row = f"eps {eps:g}"
         t.put(row, "T (thesis' run)", f"{T}")
         t.put(row, "thesis' step epsilon", f"{thesis:.4g}")

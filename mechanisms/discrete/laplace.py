@@ -79,7 +79,7 @@ class DiscreteLaplace(AdditiveMechanism):
         return cls(noise_scale=sens.value / eps, sensitivity=sens)
 
     @classmethod
-    def for_histogram(cls, epsilon: float, *, relation: Neighbouring | str
+    def for_histogram(cls, *, epsilon: float, relation: Neighbouring | str
                       ) -> DiscreteLaplace:
         """Noisy counts of a histogram: L1 sensitivity 1 (ADD_REMOVE) or 2 (REPLACE_ONE),
         see :func:`privkit.mechanisms.histogram_sensitivity`."""

@@ -110,7 +110,8 @@ def test_gaussian_noise_scale_closed_form():
     n = 1000
     X = np.zeros((n, 2))
     kme = PrivateKernelMean(8, epsilon=0.5, delta=1e-5, random_state=0).fit(X)
-    assert kme.noise_scale_ == pytest.approx(2.0 / n / gdp_mu_for_approx_dp(0.5, 1e-5))
+    mu = gdp_mu_for_approx_dp(epsilon=0.5, delta=1e-5)
+    assert kme.noise_scale_ == pytest.approx(2.0 / n / mu)
 
 
 def test_embedding_is_close_to_the_mean_features_at_large_epsilon():

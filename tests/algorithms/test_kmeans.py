@@ -87,7 +87,7 @@ def test_plan_is_calibrated_to_the_budget_exactly():
     s, c = km.iteration_blocks(3)
     mu_total = math.sqrt(7 * ((s.sensitivity.value / s.noise_scale) ** 2
                               + (c.sensitivity.value / c.noise_scale) ** 2))
-    assert mu_total == pytest.approx(gdp_mu_for_approx_dp(1.0, 1e-6), rel=1e-9)
+    assert mu_total == pytest.approx(gdp_mu_for_approx_dp(epsilon=1.0, delta=1e-6), rel=1e-9)
     assert isinstance(result.guarantee, GDP)
 
 
@@ -296,11 +296,11 @@ def test_transcript_case_is_small_and_private():
 
 
 def test_certified_is_the_tightest_accountants_guarantee_memoised():
-    """certified(plan, delta) is tightest(plan, delta).guarantee, computed once per plan."""
-    from privkit.algorithms.kmeans import certified
+    """certified(plan, delta=delta) is tightest(plan, delta).guarantee, computed once per plan."""
+    from privkit.algorithms._certified import _certified, certified
 
     plan = DPKMeans(3, epsilon=0.9, delta=1e-6, n_iter=3).plan(n_samples=10, n_features=4)
-    before = certified.cache_info().hits
-    assert certified(plan, 1e-6) == tightest(plan, delta=1e-6).guarantee
-    assert certified(plan, 1e-6) is certified(plan, 1e-6)
-    assert certified.cache_info().hits >= before + 2
+    before = _certified.cache_info().hits
+    assert certified(plan, delta=1e-6) == tightest(plan, delta=1e-6).guarantee
+    assert certified(plan, delta=1e-6) is certified(plan, delta=1e-6)
+    assert _certified.cache_info().hits >= before + 2

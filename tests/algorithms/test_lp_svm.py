@@ -65,7 +65,7 @@ def test_lp_matrices():
 def test_paper_step_epsilon_value():
     """eps' = eps / sqrt(8 T log(1/delta)): 1 / sqrt(800 ln 1e5) = 0.0104198, the inverse
     of the thesis's Theorem 1 (reijden_composition_epsilon)."""
-    step = paper_step_epsilon(1.0, 100, 1e-5)
+    step = paper_step_epsilon(epsilon=1.0, n_iterations=100, delta=1e-5)
     assert step == pytest.approx(1.0 / math.sqrt(800 * 11.512925465), rel=1e-9)
     assert step == pytest.approx(0.0104198, rel=1e-5)
     assert reijden_composition_epsilon(epsilon=step, count=100, delta=1e-5) == pytest.approx(1.0)
@@ -127,7 +127,8 @@ def test_paper_accounting_and_its_real_cost(fitted):
     is epsilon + what the steps really cost, so the paper's claim does not hold."""
     _, _, models = fitted
     m = models["paper"]
-    assert m.step_epsilon_ == pytest.approx(paper_step_epsilon(1.0, m.n_iterations_, m.delta_))
+    paper = paper_step_epsilon(epsilon=1.0, n_iterations=m.n_iterations_, delta=m.delta_)
+    assert m.step_epsilon_ == pytest.approx(paper)
     first, steps = m.plan_.children
     assert tightest(first, delta=0.0).epsilon == pytest.approx(1.0)
     stage = tightest(steps, delta=m.delta_).epsilon
@@ -144,8 +145,9 @@ def test_privkit_step_is_larger_than_papers(fitted):
     m = models["privkit"]
     from privkit.algorithms.private_lp import calibrate_step_epsilon
 
-    ours = calibrate_step_epsilon(1.0, m.delta_, m.n_iterations_)
-    assert ours > paper_step_epsilon(1.0, m.n_iterations_, m.delta_)
+    ours = calibrate_step_epsilon(epsilon=1.0, delta=m.delta_, n_iterations=m.n_iterations_)
+    assert ours > paper_step_epsilon(epsilon=1.0, n_iterations=m.n_iterations_,
+                                                    delta=m.delta_)
 
 
 def test_pre_data_plan_guarantee_equals_fit(fitted):

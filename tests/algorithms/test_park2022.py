@@ -25,8 +25,8 @@ def test_output_accounting_per_query_against_batch():
     """The thesis' SVM OUTPUT charges eps per test query (m queries compose to m eps);
     the batch variant calibrates the m queries to the total eps."""
     X, y = p.load_dataset("three_moons", "", seed=0)
-    per_query = p.run_once("svm_output", "three_moons", 1.0, X, y, seed=0)
-    batch = p.run_once("svm_output_batch", "three_moons", 1.0, X, y, seed=0)
+    per_query = p.run_once("svm_output", "three_moons", epsilon=1.0, X=X, y=y, seed=0)
+    batch = p.run_once("svm_output_batch", "three_moons", epsilon=1.0, X=X, y=y, seed=0)
     m = len(y) - round(0.8 * len(y))
     assert per_query["guarantee"].epsilon_at(0.0) == pytest.approx(m, rel=1e-6)
     assert batch["guarantee"].epsilon_at(0.0) == pytest.approx(1.0)
@@ -36,9 +36,9 @@ def test_make_method_refuses_unknown_names():
     from privkit.errors import InvalidParameterError
 
     with pytest.raises(InvalidParameterError, match="method"):
-        p.make_method("svm_magic", "iris", 1.0, 0)
+        p.make_method("svm_magic", "iris", epsilon=1.0, seed=0)
     with pytest.raises(InvalidParameterError, match="dataset"):
-        p.make_method("proposed", "mnist", 1.0, 0)
+        p.make_method("proposed", "mnist", epsilon=1.0, seed=0)
 
 
 def test_generated_sets_have_the_documented_shapes():

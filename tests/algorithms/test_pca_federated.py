@@ -276,8 +276,8 @@ def test_budget_calibration_is_memoised_on_the_parameters_that_matter():
     from privkit.algorithms.pca import calibrated_shares
 
     model = DPDRDPMLClassifier(epsilon=1.0, delta=1e-5, n_components=2, random_state=0)
-    fresh = calibrated_shares(1.0, 1e-5, model.pca_share,
-                              lambda e1, e2: model._part_plan(200, 3, e1, e2, 1e-5))
+    fresh = calibrated_shares(epsilon=1.0, delta=1e-5, share=model.pca_share,
+                              plan_for=lambda e1, e2: model._part_plan(200, 3, e1, e2, 1e-5))
     assert model._budget(200, 3, 1.0, 1e-5) == fresh
     assert model.set_params(random_state=7)._budget(200, 3, 1.0, 1e-5) == fresh
     assert model.set_params(classes=[0, 1, 2])._budget(200, 3, 1.0, 1e-5) == fresh

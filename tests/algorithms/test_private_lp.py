@@ -125,7 +125,8 @@ class TestCalibration:
         """privkit's tightest accountant (all of them) certifies the calibrated T steps at
         the budget to 1e-6, and a step 1e-4 larger exceeds it (both sides)."""
         delta = 1e-5
-        step = calibrate_step_epsilon(eps, delta, steps, sensitivity=0.3)
+        step = calibrate_step_epsilon(epsilon=eps, delta=delta, n_iterations=steps,
+                                          sensitivity=0.3)
         spent = tightest(Repeat(step_mechanism(step, 0.3), steps), delta=delta).epsilon
         assert eps * (1 - 1e-6) <= spent <= eps
         over = tightest(Repeat(step_mechanism(step * 1.0001, 0.3), steps), delta=delta).epsilon
@@ -134,7 +135,7 @@ class TestCalibration:
     def test_far_above_the_papers_step(self):
         """At 400 steps, delta 1e-5, bounded-range accounting allows a per-step epsilon
         several times the thesis's eps / sqrt(8 T log(1/delta))."""
-        ours = calibrate_step_epsilon(1.0, 1e-5, 400)
+        ours = calibrate_step_epsilon(epsilon=1.0, delta=1e-5, n_iterations=400)
         paper = 1.0 / math.sqrt(8 * 400 * math.log(1e5))
         assert ours > 3.0 * paper
 
@@ -144,12 +145,12 @@ class TestCalibration:
         from privkit.mechanisms import Laplace
 
         prefix = Laplace.for_epsilon(0.5, sensitivity=1.0, relation=Neighbouring.REPLACE_ONE)
-        step = calibrate_step_epsilon(1.0, 1e-5, 10, prefix=prefix)
+        step = calibrate_step_epsilon(epsilon=1.0, delta=1e-5, n_iterations=10, prefix=prefix)
         spent = tightest(Sequential(prefix, Repeat(step_mechanism(step, 1.0), 10)),
                          delta=1e-5).epsilon
         assert 1.0 * (1 - 1e-6) <= spent <= 1.0
         with pytest.raises(InvalidParameterError, match="prefix"):
-            calibrate_step_epsilon(0.4, 1e-5, 10, prefix=prefix)
+            calibrate_step_epsilon(epsilon=0.4, delta=1e-5, n_iterations=10, prefix=prefix)
 
 
 def covering_lp(n=400, d=4, seed=0):

@@ -82,6 +82,6 @@ def test_noise_free_proposed_and_weight_beat_their_noisy_runs_at_tiny_epsilon():
     X, y = p.load_dataset("three_moons", "", seed=0)
     for row in ("proposed_paper", "svm_weight"):
         clean = _noise_free(row, "three_moons", X, y, seed=0)
-        noisy = p.run_once(row, "three_moons", 0.01, X, y, seed=0)["accuracy"]
+        noisy = p.run_once(row, "three_moons", epsilon=0.01, X=X, y=y, seed=0)["accuracy"]
         assert clean > 0.85
         assert clean > noisy

@@ -15,7 +15,6 @@ from privkit.algorithms._svdd_dual import (
 from privkit.algorithms.random_features import RandomFourierFeatures
 from privkit.algorithms.svdd import (
     PrivateSVDD,
-    accounted,
     audit_case,
     centre_sensitivity,
     laplace_loss,
@@ -353,12 +352,13 @@ def test_laplace_loss_is_the_log_density_ratio():
     assert np.allclose(laplace_loss(y, c1, c2, scale), expected, atol=1e-8)
 
 
-def test_accounted_memoises_the_accountant():
+def test_certified_memoises_the_accountant():
     from privkit.accountants import tightest
+    from privkit.algorithms._certified import certified
 
     plan = PrivateSVDD(epsilon=0.7, nu=0.1).plan(n_samples=20, n_features=2)
-    assert accounted(plan, 0.0) is accounted(plan, 0.0)
-    assert accounted(plan, 0.0).epsilon_at(0.0) == pytest.approx(
+    assert certified(plan, delta=0.0) is certified(plan, delta=0.0)
+    assert certified(plan, delta=0.0).epsilon_at(0.0) == pytest.approx(
         tightest(plan, delta=0.0).guarantee.epsilon_at(0.0))
 
 

@@ -28,7 +28,8 @@ def _exact_laws(epsilon, delta):
 
     n, steps, s = 6, 2, 3.0
     sens = score_sensitivity("slack", density=s, optimum=1.0)
-    step = calibrate_step_epsilon(epsilon, delta, steps, sensitivity=sens)
+    step = calibrate_step_epsilon(epsilon=epsilon, delta=delta, n_iterations=steps,
+                                  sensitivity=sens)
     scale = 2.0 * sens / step
     A, b, _ = hard_margin_lp(np.tile([1.0, 0.0], (n, 1)), np.ones(n))
     eta = math.sqrt(math.log(n) / steps)

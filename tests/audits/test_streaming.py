@@ -168,7 +168,7 @@ def test_discrete_gaussian_pair_epsilon_matches_the_continuous_gaussian(epsilon)
     Section 2); an independent closed form through privkit's GDP conversion."""
     mech = DiscreteGaussian.for_approx_dp(epsilon=epsilon, delta=1e-5, sensitivity=1.0,
                                           relation=A)
-    exact = discrete_gaussian_pair_epsilon(mech, 1e-5)
+    exact = discrete_gaussian_pair_epsilon(mech, delta=1e-5)
     continuous = GDP(mu=1.0 / mech.noise_scale).epsilon_at(1e-5)
     assert exact < epsilon
     assert exact == pytest.approx(continuous, rel=0.02)
@@ -177,10 +177,10 @@ def test_discrete_gaussian_pair_epsilon_matches_the_continuous_gaussian(epsilon)
 def test_discrete_gaussian_ceiling_grows_with_draws_below_the_pair():
     mech = DiscreteGaussian.for_approx_dp(epsilon=1.0, delta=1e-5, sensitivity=1.0,
                                           relation=A)
-    ceilings = [discrete_gaussian_ceiling(mech, 1.0, 1e-5, n)
+    ceilings = [discrete_gaussian_ceiling(mech, epsilon=1.0, delta=1e-5, trials=n)
                 for n in (10**5, 10**6, 10**7, 10**8)]
     assert all(x < y for x, y in itertools.pairwise(ceilings))
-    assert ceilings[-1] < discrete_gaussian_pair_epsilon(mech, 1e-5)
+    assert ceilings[-1] < discrete_gaussian_pair_epsilon(mech, delta=1e-5)
     assert 0.6 < ceilings[1] < 0.8  # about 0.70 at 10^6 (the old row certified 0.73)
 
 

@@ -405,11 +405,11 @@ def test_fits_to_certify_is_the_fewest_that_certify():
     from privkit.audits.estimators import CLI_FITS, fits_to_certify
 
     for eps, delta, conf in ((1.0, 0.0, 0.95), (2.0, 1e-2, 1 - 0.05 / 12), (0.3, 1e-5, 0.9)):
-        n = fits_to_certify(eps, delta, conf, 400)
+        n = fits_to_certify(epsilon=eps, delta=delta, confidence=conf, cap=400)
         brute = next(k for k in range(1, 401) if float(epsilon_lower_bound(
             k, k, 0, k, delta=delta, confidence=conf)) > eps)
         assert n == brute
-    assert fits_to_certify(8.0, 0.0, 0.95, 400) is None
+    assert fits_to_certify(epsilon=8.0, delta=0.0, confidence=0.95, cap=400) is None
     q = (0.05 / 24) ** (1 / CLI_FITS)
     assert math.log(q / (1 - q)) == pytest.approx(1.02, abs=0.005)
     assert float(epsilon_lower_bound(CLI_FITS, CLI_FITS, 0, CLI_FITS, delta=0.0,

@@ -48,7 +48,8 @@ def full_tier_fits(case):
     transcript can make the test fail at any number of fits up to ``FULL_FITS``, since
     the bound only grows with the fits and never exceeds that of a perfect separation,
     and ``POWERLESS_FITS`` still fit and record every channel at an eighth of the cost."""
-    if fits_to_certify(case.epsilon, case.delta, CONFIDENCE, FULL_FITS) is None:
+    if fits_to_certify(epsilon=case.epsilon, delta=case.delta, confidence=CONFIDENCE,
+                       cap=FULL_FITS) is None:
         return POWERLESS_FITS
     return FULL_FITS, None
 

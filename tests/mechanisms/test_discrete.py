@@ -115,7 +115,7 @@ class TestDiscreteLaplaceMechanism:
 
     def test_release_is_integer_and_recorded_shape(self):
         """Release keeps integers, shape (*size, *value.shape)."""
-        m = DiscreteLaplace.for_histogram(1.0, relation=Neighbouring.REPLACE_ONE)
+        m = DiscreteLaplace.for_histogram(epsilon=1.0, relation=Neighbouring.REPLACE_ONE)
         assert m.sensitivity.value == 2.0
         out = m.release([3, 4, 5], rng=1, size=(2, 4))
         assert out.shape == (2, 4, 3)

@@ -561,7 +561,7 @@ def test_a_long_histogram_at_small_epsilon_releases_as_integer_valued() -> None:
     from privkit.errors import InvalidParameterError
     from privkit.mechanisms import Laplace
 
-    m = Laplace.for_histogram(1e-4, relation="add_remove")
+    m = Laplace.for_histogram(epsilon=1e-4, relation="add_remove")
     counts = np.zeros(100_000)
     with pytest.raises(InvalidParameterError, match="noise_scale"):
         m.release(counts, rng=0)

@@ -185,7 +185,7 @@ class TestHistograms:
         """counts is exact; for_histogram calibrates with the histogram sensitivity."""
         c = counts([0, 2, 2, 1, 2], 4)
         assert c.tolist() == [1, 1, 3, 0]
-        lap = Laplace.for_histogram(1.0, relation=R)
+        lap = Laplace.for_histogram(epsilon=1.0, relation=R)
         assert lap.noise_scale == 2.0
         assert lap.release(c, rng=0).shape == (4,)
         gau = Gaussian.for_histogram(epsilon=1.0, delta=1e-6, relation=R)

@@ -269,7 +269,7 @@ class TestIntegerAnswers:
     def test_integer_valued_accepts_infinities_and_refuses_fractions_silently(self):
         """Under integer_valued=True, inf is clamped like any value beyond the range and a
         fraction is refused (scalar and vector paths) without the value."""
-        lap = Laplace.for_histogram(1.0, relation=A)
+        lap = Laplace.for_histogram(epsilon=1.0, relation=A)
         assert np.isfinite(lap.release(math.inf, rng=0, integer_valued=True))
         assert np.all(np.isfinite(lap.release([math.inf, 3.0], rng=0, integer_valued=True)))
         for value in (SENTINEL_FLOAT, [SENTINEL_FLOAT, 1.0]):
