@@ -459,7 +459,17 @@ def _table72(run: Run) -> None:
 
 
 def _body(run: Run) -> None:
+    from ._dense_qp import MAX_ROWS
+
     parts = _parts(run.args)
+    runs = min(run.args.runs, run.args.figure_runs)
+    run.report.grid += (f"; parts {', '.join(parts)}"
+                        + (f"; Figure 7.1: {runs} runs per point" if "figure71" in parts
+                           else "")
+                        + f"; not run for memory: the exact-kernel SVM OUTPUT and SEMI "
+                        f"beyond {MAX_KERNEL_ROWS} training rows (Figure 7.1's and Table "
+                        f"7.2's shuttle: an n x n kernel matrix), cvxopt's dense QP beyond "
+                        f"{MAX_ROWS} rows (Table 7.2)")
     if "table73" in parts:
         _table73(run)
     if "figure71" in parts:
