@@ -1,7 +1,7 @@
 """privkit's optional compiled accelerators; everything else is declared in pyproject.toml.
 
-Two Cython modules speed up the SVDD solver (``algorithms/_hull.pyx``, Lawson-Hanson NNLS
-on scipy's BLAS) and the random Fourier features (``algorithms/_rff.pyx``). Each has a
+Two Cython modules in ``algorithms/_accelerators/`` speed up the SVDD solver (``_hull.pyx``,
+Lawson-Hanson NNLS on scipy's BLAS) and the random Fourier features (``_rff.pyx``). Each has a
 numpy path with the same results (``_hull_numpy.py``, ``_rff_numpy.py``) that privkit
 uses when the compiled module is absent, so the build is optional: when no C compiler
 works (``CC=false``, none installed) or an extension fails to compile, the build says so
@@ -73,9 +73,11 @@ def _extensions() -> list[Extension]:
     from Cython.Build import cythonize  # a build requirement (pyproject.toml)
 
     exts = [
-        Extension("privkit.algorithms._hull", ["algorithms/_hull.pyx"]),
-        Extension("privkit.algorithms._rff", ["algorithms/_rff.pyx"],
-                  depends=["algorithms/_rff_simd.h", "algorithms/_simd.h"]),
+        Extension("privkit.algorithms._accelerators._hull",
+                  ["algorithms/_accelerators/_hull.pyx"]),
+        Extension("privkit.algorithms._accelerators._rff", ["algorithms/_accelerators/_rff.pyx"],
+                  depends=["algorithms/_accelerators/_rff_simd.h",
+                           "algorithms/_accelerators/_simd.h"]),
     ]
     out: list[Extension] = cythonize(exts, language_level=3, quiet=True)
     return out

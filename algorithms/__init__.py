@@ -34,6 +34,16 @@ estimator                             source
 ``inspect_rows`` is the data owner's own diagnostic (not private): how many rows an
 estimator would clip onto its bound or replace because they are not finite.
 
+The modules are grouped by the paper whose system they hold, a folder per family:
+``linear`` (Chaudhuri et al.; DP-SGD), ``kernels`` (Lee, Ahn, Park; kernel means; random
+features; DPKSVMEL), ``svdd`` (Park 2022), ``lp`` (van der Reijden 2019), ``federated``
+(Wang et al. 2024) and ``tuning``, beside ``analytics`` and ``reproduce``; what several
+families share (label release, spending, row bounds, audit cases, datasets,
+preprocessing, the compiled ``_accelerators``) stays at this level. Families import each
+other one way only: ``kernels`` imports ``linear`` and ``federated``; ``federated``,
+``lp`` and ``tuning`` import ``linear``; ``svdd`` imports ``kernels``; ``linear`` imports
+no family. The public names are imported from here.
+
 scikit-learn is imported by these modules only; torch and opacus when
 ``DPSGDLinearSVM`` fits; flwr when ``FlowerFedDPDRDPMLClassifier`` fits.
 
@@ -42,47 +52,54 @@ scikit-learn is imported by these modules only; torch and opacus when
 
 from privkit.algorithms._bounds import RowReport, clipped_rows, inspect_rows
 from privkit.algorithms.datasets import load_adult, load_csv
-from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected
-from privkit.algorithms.dpsgd import DPSGDLinearSVM
-from privkit.algorithms.equilibrium import EquilibriumPointClassifier
-from privkit.algorithms.erm import (
+from privkit.algorithms.federated import (
+    DPPCA,
+    DPDRDPMLClassifier,
+    FedDPDRDPMLClassifier,
+    FlowerFedDPDRDPMLClassifier,
+    Participant,
+    Server,
+    private_subspace,
+)
+from privkit.algorithms.kernels import (
+    DPKSVMEL,
+    DPKMeans,
+    DPKSVMELCorrected,
+    Kernel,
+    KMeansNystromClassifier,
+    NystromMap,
+    PrivateKernelMean,
+    RandomFourierFeatures,
+    kernel_approximation_error,
+    private_mmd_test,
+)
+from privkit.algorithms.linear import (
+    DPSGDLinearSVM,
     ObjectivePerturbationClassifier,
     OutputPerturbationClassifier,
     solve_erm,
     solve_multinomial,
 )
-from privkit.algorithms.federated import FedDPDRDPMLClassifier, Participant, Server
-from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
-from privkit.algorithms.kernel_mean import PrivateKernelMean
-from privkit.algorithms.kmeans import DPKMeans
-from privkit.algorithms.lp_svm import LPSVMClassifier
-from privkit.algorithms.mmd_test import private_mmd_test
-from privkit.algorithms.nystrom import (
-    Kernel,
-    KMeansNystromClassifier,
-    NystromMap,
-    kernel_approximation_error,
+from privkit.algorithms.lp import (
+    LPSVMClassifier,
+    calibrate_step_epsilon,
+    dense_projection,
+    solve_private_lp,
 )
-from privkit.algorithms.pca import DPPCA, DPDRDPMLClassifier, private_subspace
 from privkit.algorithms.preprocessing import (
     PublicOneHotEncoder,
     PublicRangeScaler,
     PublicStandardScaler,
     RowNormClipper,
 )
-from privkit.algorithms.private_lp import (
-    calibrate_step_epsilon,
-    dense_projection,
-    solve_private_lp,
-)
-from privkit.algorithms.random_features import RandomFourierFeatures
-from privkit.algorithms.selection import PrivateGridSearch
-from privkit.algorithms.svdd import PrivateSVDD
-from privkit.algorithms.svm_baselines import (
+from privkit.algorithms.svdd import (
+    EquilibriumPointClassifier,
+    PrivateSVDD,
     SVMOutputClassifier,
     SVMSemiClassifier,
     SVMWeightClassifier,
 )
+from privkit.algorithms.tuning import PrivateGridSearch
 
 __all__ = [
     "DPKSVMEL",

@@ -11,8 +11,8 @@ is not equal to itself (NaN) is no label: its record is neutral too.
 
 The classifiers then take their label set from :mod:`~privkit.algorithms._labels`
 (:func:`record_codes`), and predict the one label when fewer than two were released
-(:func:`single_label`). Used by :mod:`~privkit.algorithms.svdd`,
-:mod:`~privkit.algorithms.equilibrium` and :mod:`~privkit.algorithms.svm_baselines`.
+(:func:`single_label`). Used by :mod:`~privkit.algorithms.svdd.svdd`,
+:mod:`~privkit.algorithms.svdd.equilibrium` and :mod:`~privkit.algorithms.svdd.svm_baselines`.
 
 .. versionadded:: 0.3.0
 """

@@ -51,7 +51,7 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     block's floating-point-safe ``release``. The statistic is the privacy loss
     ``(|w - w(D')| - |w - w(D)|) / scale`` (the likelihood ratio: optimal)."""
     from privkit.algorithms import OutputPerturbationClassifier, solve_erm
-    from privkit.algorithms._losses import MarginLoss
+    from privkit.algorithms.linear._losses import MarginLoss
 
     clf = OutputPerturbationClassifier(epsilon=eps, classes=[-1, 1],
                                        regularization=_ERM_LAMBDA)
@@ -289,13 +289,13 @@ for _name, _build in {
     "dp_sgd_svm": _dp_sgd_svm,
     "dpdr_dpml": _dpdr_dpml,
     "fed_dpdr_dpml": _fed_dpdr_dpml,
-    "private_svdd": _from_module("svdd", "audit_case"),
-    "equilibrium_points": _from_module("equilibrium", "audit_case"),
-    "equilibrium_points_paper": _from_module("equilibrium", "audit_case_paper", claim="paper"),
-    "lp_svm_dmw": _from_module("lp_svm", "audit_case"),
-    "kmeans_nystrom": _from_module("nystrom", "audit_case"),
-    "kernel_mean": _from_module("kernel_mean", "audit_case"),
-    "dpksvmel_paper": _from_module("dpksvmel", "audit_case", claim="paper"),
+    "private_svdd": _from_module("svdd.svdd", "audit_case"),
+    "equilibrium_points": _from_module("svdd.equilibrium", "audit_case"),
+    "equilibrium_points_paper": _from_module("svdd.equilibrium", "audit_case_paper", claim="paper"),
+    "lp_svm_dmw": _from_module("lp.lp_svm", "audit_case"),
+    "kmeans_nystrom": _from_module("kernels.nystrom", "audit_case"),
+    "kernel_mean": _from_module("kernels.kernel_mean", "audit_case"),
+    "dpksvmel_paper": _from_module("kernels.dpksvmel", "audit_case", claim="paper"),
     **{f"analytics_{part}": _from_module("analytics.audit_cases", f"{part}_case")
        for part in ("count", "sum", "mean", "variance", "histogram", "quantile",
                     "selection")},

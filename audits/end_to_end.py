@@ -200,7 +200,7 @@ def _svdd_statistic(first: Any, second: Any, nu: float) -> Callable[[Any], Any]:
     between the SVDD centres of the pair's two datasets under the *released* feature map
     ``features_`` (a published attribute: the centres are a function of it and of the
     public pair, so the statistic is a post-processing of the release)."""
-    from privkit.algorithms.svdd import svdd_centre
+    from privkit.algorithms.svdd.svdd import svdd_centre
 
     def statistic(model: Any) -> Any:
         a, b = (svdd_centre(model.features_.transform(rows), nu).centre
@@ -416,13 +416,13 @@ def _lp_svm(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
 
 def _dpksvmel_paper(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     """DPKSVMEL against Theorem 1's PureDP(epsilon) (the paper's claim, which privkit does
-    not make), on :func:`privkit.algorithms.dpksvmel.audit_case`'s pair: a released
+    not make), on :func:`privkit.algorithms.kernels.dpksvmel.audit_case`'s pair: a released
     support vector that is the exact mean of a k-subset containing the original record
     is possible on the first dataset only."""
     from itertools import combinations
 
     from privkit.algorithms import DPKSVMEL
-    from privkit.algorithms.dpksvmel import _audit_data
+    from privkit.algorithms.kernels.dpksvmel import _audit_data
 
     k, claim = 2, 1.0
     X, y, target = _audit_data(k)
@@ -449,7 +449,7 @@ def _dpksvmel_paper(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
 
 def _equilibrium_points_paper(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
     """The paper-faithful EquilibriumPointClassifier against the thesis' PureDP(epsilon)
-    (privkit makes no claim for it), on :func:`privkit.algorithms._equilibrium_cases.
+    (privkit makes no claim for it), on :func:`privkit.algorithms.svdd._equilibrium_cases.
     audit_case_paper`'s pair: 40 rows at the origin and one at 3, moved to -3; event: a
     released equilibrium point within 0.5 of 3."""
     from privkit.algorithms import EquilibriumPointClassifier

@@ -1,17 +1,17 @@
 """The compiled accelerators against their numpy paths, in one process (issue 24).
 
 For each kernel privkit compiles, this times the compiled module and its numpy path
-(:mod:`privkit.algorithms._kernels` chooses between them) on the same inputs, alone and
+(:mod:`privkit.algorithms._accelerators` chooses between them) on the same inputs, alone and
 through the public function that calls it, and checks that both give the same result:
 
 * the Lawson-Hanson solver (``_hull`` / ``_hull_numpy``) inside
-  :func:`privkit.algorithms.svdd.svdd_centre` on random Fourier features of 2,000 and
+  :func:`privkit.algorithms.svdd.svdd.svdd_centre` on random Fourier features of 2,000 and
   6,000 Gaussian rows, F = 400 (working sets of 448 rows and the warm starts), and one
   cold ``nnls_gram`` on the Gram matrix of 448 rows;
 * the feature map (``_rff.features`` / ``_rff_numpy.features``) through
   ``RandomFourierFeatures.transform`` on 20,000 rows of 10 features, F = 400;
 * the equilibrium-point descent (``_rff.descend_rows``) through
-  :func:`privkit.algorithms.equilibrium.descend` from 2,000 rows, Table 7.1's 20 steps.
+  :func:`privkit.algorithms.svdd.equilibrium.descend` from 2,000 rows, Table 7.1's 20 steps.
 
 ``--previous DIR`` adds the compiled modules found in DIR (``_hull*.so``, ``_rff*.so``, for
 example privkit 0.2.0's hand-vectorised build) as a third column. Run:
@@ -35,16 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from privkit.algorithms import (
-    _equilibrium_dynamics,
-    _hull_numpy,
-    _rff_numpy,
-    _svdd_dual,
-    random_features,
-)
-from privkit.algorithms.equilibrium import descend
-from privkit.algorithms.random_features import RandomFourierFeatures
-from privkit.algorithms.svdd import svdd_centre
+from privkit.algorithms._accelerators import _hull_numpy, _rff_numpy
+from privkit.algorithms.kernels import random_features
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd import _equilibrium_dynamics, _svdd_dual
+from privkit.algorithms.svdd.equilibrium import descend
+from privkit.algorithms.svdd.svdd import svdd_centre
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -63,13 +59,14 @@ def _load(name: str, folder: Path | None) -> ModuleType | None:
     ``folder``; None if there is none."""
     if folder is None:
         try:
-            return importlib.import_module(f"privkit.algorithms.{name}")
+            return importlib.import_module(f"privkit.algorithms._accelerators.{name}")
         except ImportError:
             return None
     found = sorted(folder.glob(f"{name}.*.so")) + sorted(folder.glob(f"{name}.*.pyd"))
     if not found:
         return None
-    spec = importlib.util.spec_from_file_location(f"privkit.algorithms.{name}", found[0])
+    spec = importlib.util.spec_from_file_location(f"privkit.algorithms._accelerators.{name}",
+                                                  found[0])
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -103,8 +100,7 @@ def _cases(repeats: int) -> list[tuple[str, str, Callable[[], Any], int]]:
     H = np.ascontiguousarray(E @ E.T)
 
     def cold() -> Any:
-        from privkit.algorithms import _svdd_dual as dual
-
+        from privkit.algorithms.svdd import _svdd_dual as dual
         u, order = np.zeros(448), np.zeros(448, dtype=np.intc)
         R = np.zeros((402, 402))
         dual._hull.nnls_gram(H, u, order, R, np.zeros(448, dtype=np.uint8), 0, 0, 5000,

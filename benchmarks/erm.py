@@ -45,16 +45,17 @@ from privkit.algorithms import (
     OutputPerturbationClassifier,
     solve_erm,
 )
-from privkit.algorithms._losses import MarginLoss
 from privkit.algorithms.datasets import load_adult, load_csv
+from privkit.algorithms.linear._losses import MarginLoss
 from privkit.algorithms.reproduce._report import code_version
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 RESULTS = Path(__file__).parent / "results"
 #: The code these results depend on (tests/core/test_results_fresh.py checks the stamp).
-DEPENDS = ("benchmarks/erm.py", "algorithms/erm.py", "algorithms/pca.py",
-           "algorithms/federated.py", "algorithms/dpsgd.py", "algorithms/_private_linear.py",
-           "algorithms/_linear.py", "algorithms/_losses.py", "algorithms/_solvers.py",
+DEPENDS = ("benchmarks/erm.py", "algorithms/linear/erm.py", "algorithms/federated/pca.py",
+           "algorithms/federated/federated.py", "algorithms/linear/dpsgd.py",
+           "algorithms/linear/_private_linear.py", "algorithms/linear/_linear.py",
+           "algorithms/linear/_losses.py", "algorithms/linear/_solvers.py",
            "algorithms/datasets.py")
 
 
@@ -68,7 +69,7 @@ Why the multinomial model helps, and what limits it. One-vs-rest spends epsilon 
 each of k problems, so its k noise vectors (L2-Laplace, radius Gamma(d + 1, scale)) have
 total norm about sqrt(k) (d + 1) 2k / (n Lambda eps); the multinomial model's single draw
 in dimension k (d + 1) has norm about k (d + 1) 2 sqrt(2) / (n Lambda eps) (Lipschitz
-constant sqrt(2), see privkit.algorithms.erm.MULTINOMIAL_LIPSCHITZ): sqrt(k / 2) = 2.2
+constant sqrt(2), see privkit.algorithms.linear.erm.MULTINOMIAL_LIPSCHITZ): sqrt(k / 2) = 2.2
 times less noise for k = 10. The signal is bounded too: strong convexity gives
 ||W*|| <= ||grad J(0)|| / Lambda = ||G|| / Lambda with G = mean_i (e_{y_i} - 1/k) x_i^T
 (Boyd, Vandenberghe, Convex Optimization, eq. 9.11), so ||W*|| / ||noise|| is at most
@@ -170,7 +171,7 @@ def ratio_table(folder, lines, mnist_rows_limit=0, repeats=3):
     same run. scikit-learn at its default tol 1e-4; privkit's estimators at their default
     tol 1e-8 (which their privacy accounting uses) and at tol 1e-4 (the same tolerance:
     an L2 gradient norm, which is at least scikit-learn's largest component)."""
-    from privkit.algorithms.erm import DEFAULT_REGULARIZATION
+    from privkit.algorithms.linear.erm import DEFAULT_REGULARIZATION
 
     lam = DEFAULT_REGULARIZATION
     sets = []

@@ -6,7 +6,7 @@ Run: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python -P benchmarks/flo
 Writes benchmarks/results/flower.md: the time of a whole ``fit`` and of the protocol alone
 (its three phases; the budget calibration is the same code in both runs), for the
 in-process :class:`~privkit.algorithms.FedDPDRDPMLClassifier` and for
-:class:`~privkit.algorithms.flower.FlowerFedDPDRDPMLClassifier` (Flower's deployment
+:class:`~privkit.algorithms.federated.flower.FlowerFedDPDRDPMLClassifier` (Flower's deployment
 engine on 127.0.0.1: a SuperLink, one SuperNode per participant, the run submitted by
 ``flwr run``; the ServerApp and every participant's ClientApp in processes of their own),
 the processes the participants ran in, the largest difference between the two models, and
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from privkit.algorithms import FedDPDRDPMLClassifier
-from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
+from privkit.algorithms.federated.flower import FlowerFedDPDRDPMLClassifier
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -38,9 +38,10 @@ from privkit.algorithms.reproduce.lee_nystrom import polynomial_data
 RESULTS = Path(__file__).resolve().parent / "results"
 #: The code the results depend on.
 DEPENDS = ("benchmarks/kernel_learning.py", "algorithms/reproduce/lee_nystrom.py",
-           "algorithms/nystrom.py", "algorithms/nystrom_map.py", "algorithms/kmeans.py",
-           "algorithms/kernel_mean.py", "algorithms/feature_mean.py", "algorithms/erm.py",
-           "algorithms/_private_linear.py", "algorithms/random_features.py")
+           "algorithms/kernels/nystrom.py", "algorithms/kernels/nystrom_map.py",
+           "algorithms/kernels/kmeans.py", "algorithms/kernels/kernel_mean.py",
+           "algorithms/kernels/feature_mean.py", "algorithms/linear/erm.py",
+           "algorithms/linear/_private_linear.py", "algorithms/kernels/random_features.py")
 
 
 def _write(path: Path, lines: list[str]) -> None:
@@ -60,8 +61,8 @@ def _load() -> str:
 def scale(args: argparse.Namespace) -> None:
     from sklearn.svm import SVC
 
-    from privkit.algorithms.erm import OutputPerturbationClassifier
-    from privkit.algorithms.nystrom import KMeansNystromClassifier
+    from privkit.algorithms.kernels.nystrom import KMeansNystromClassifier
+    from privkit.algorithms.linear.erm import OutputPerturbationClassifier
 
     n, d, k = args.rows, args.features, args.k
     t0 = time.perf_counter()
@@ -126,7 +127,7 @@ KME_GAMMA = 2.0  # public choice for Adult rows of norm <= 1 (not fitted to the 
 
 def kme(args: argparse.Namespace) -> None:
     """Private KME error on Adult against K, for three feature maps (module docstring of
-    :mod:`privkit.algorithms.kernel_mean`).
+    :mod:`privkit.algorithms.kernels.kernel_mean`).
 
     Definitions (precisely). X: the n = 30,162 Adult training rows (``load_adult``, public
     bounds, rows of norm <= 1); k: the RBF kernel ``exp(-2 ||x - y||^2)``;
@@ -134,7 +135,7 @@ def kme(args: argparse.Namespace) -> None:
 
     * RKHS error (Nyström maps): ``D(v) = ||g_v - mu_X||_H = sqrt(||v||^2 -
       2 <v, phi_bar(X)> + ||mu_X||_H^2)``, with ``g_v`` the RKHS element of the released
-      vector v (:func:`~privkit.algorithms.kernel_mean.kme_distance`) and
+      vector v (:func:`~privkit.algorithms.kernels.kernel_mean.kme_distance`) and
       ``||mu_X||_H^2 = (1/n^2) sum_{i,j} k(x_i, x_j)`` computed exactly. For RFF, v is not
       an element of H_k (cosines are not in the Gaussian RKHS) and the same expansion can
       be negative, so no RKHS distance is reported for it.
@@ -152,8 +153,8 @@ def kme(args: argparse.Namespace) -> None:
     import matplotlib.pyplot as plt
 
     from privkit.algorithms.datasets import load_adult
-    from privkit.algorithms.kernel_mean import PrivateKernelMean, kme_distance
-    from privkit.algorithms.nystrom import Kernel
+    from privkit.algorithms.kernels.kernel_mean import PrivateKernelMean, kme_distance
+    from privkit.algorithms.kernels.nystrom import Kernel
 
     data = Path(args.data)
     if not (data / "adult-train.csv.gz").exists():
@@ -277,7 +278,7 @@ def stages(args: argparse.Namespace) -> None:
     """CPU time (one thread) of each stage of the K-means Nyström fit of ``scale``: DP
     K-means, the Nyström transform, the private linear learner (the same calls as
     ``KMeansNystromClassifier.fit``, seeds included)."""
-    from privkit.algorithms.nystrom import KMeansNystromClassifier, NystromMap
+    from privkit.algorithms.kernels.nystrom import KMeansNystromClassifier, NystromMap
 
     n, d, k = args.rows, args.features, args.k
     X, y = polynomial_data(n, d, seed=0)

@@ -4,7 +4,7 @@ For each dataset of Park 2022 (J. Park, "Differentially private multi-class
 classification using kernel supports and equilibrium points", SNU 2022), split 0 with
 Table 7.1's nu and gamma and F = 400 random Fourier features, this times:
 
-* ``privkit``: :func:`privkit.algorithms.svdd.svdd_centre` (working sets, the compiled
+* ``privkit``: :func:`privkit.algorithms.svdd.svdd.svdd_centre` (working sets, the compiled
   warm-started Lawson-Hanson solver on the Gram matrix, the cap's active set);
 * ``scipy, all rows``: the exact solve privkit 0.2's previous solver made, on all rows
   at once: ``scipy.optimize.nnls`` (Lawson and Hanson on ``[Phi^T; 1]``, least distance
@@ -32,17 +32,17 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import nnls
 
-from privkit.algorithms import park2022 as p
-from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
 from privkit.algorithms.reproduce._cli import DATA_ENV
 from privkit.algorithms.reproduce._report import code_version
-from privkit.algorithms.svdd import svdd_centre
+from privkit.algorithms.svdd import park2022 as p
+from privkit.algorithms.svdd.svdd import svdd_centre
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: The code the results depend on (tests/core/test_results_fresh.py checks the stamp).
-DEPENDS = ("benchmarks/svdd_solver.py", "algorithms/svdd.py", "algorithms/_svdd_dual.py",
-           "algorithms/_hull.pyx", "algorithms/random_features.py", "algorithms/_rff.pyx",
-           "algorithms/park2022.py")
+DEPENDS = ("benchmarks/svdd_solver.py", "algorithms/svdd/svdd.py", "algorithms/svdd/_svdd_dual.py",
+           "algorithms/_accelerators/_hull.pyx", "algorithms/kernels/random_features.py",
+           "algorithms/_accelerators/_rff.pyx", "algorithms/svdd/park2022.py")
 
 
 def _median_ms(fn: Callable[[], object], repeats: int) -> float:

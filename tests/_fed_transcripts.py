@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from privkit.algorithms.flower import FlowerFedDPDRDPMLClassifier
+from privkit.algorithms.federated.flower import FlowerFedDPDRDPMLClassifier
 from privkit.ledger import Ledger
 
 

@@ -45,7 +45,7 @@ def dense_qp_svdd(Phi: NDArray[np.float64], nu: float) -> NDArray[np.float64]:
 def time_svdd_solvers(Phi: NDArray[np.float64], nu: float) -> tuple[float, float, float]:
     """CPU seconds of privkit's SVDD solver and of the dense QP on the same problem, and the
     relative difference of the two centres' squared norms (the objective)."""
-    from privkit.algorithms._svdd_dual import svdd_centre
+    from privkit.algorithms.svdd._svdd_dual import svdd_centre
 
     start = time.process_time()
     ours = svdd_centre(Phi, nu)

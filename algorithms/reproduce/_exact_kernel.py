@@ -19,7 +19,7 @@ What each releases and privkit's guarantee (replace-one, n public, as the thesis
   publish parameters alone"). The RKHS has ``K(z, z) = 1``, the objective is 1-strongly
   convex in H and a changed record moves one ``nu``-Lipschitz term, so
   ``||w_D - w_D'||_H <= 2 nu`` and each decision value moves by at most ``2 nu`` (the
-  argument of :mod:`privkit.algorithms.svm_baselines`, which never uses the dimension of
+  argument of :mod:`privkit.algorithms.svdd.svm_baselines`, which never uses the dimension of
   the feature space): one query's c values have L1 sensitivity ``2 nu c``. The thesis
   charges epsilon **per query**: m test queries are ``m epsilon``-DP by sequential
   composition, and that total is privkit's guarantee for the row (for Table 7.3's
@@ -27,12 +27,12 @@ What each releases and privkit's guarantee (replace-one, n public, as the thesis
   6.09 and 18.27). The bound needs the exact minimiser of an SVM **without intercept**;
   an intercept (scikit-learn's SVC has one) has no such stability bound and then no
   finite guarantee is proven. The solver's residual (``TOL``) is not charged, as for
-  liblinear in :mod:`privkit.algorithms.svm_baselines`.
+  liblinear in :mod:`privkit.algorithms.svdd.svm_baselines`.
 * **SVM SEMI** (Jain, Thakurta 2013, semi-interactive): the user hands over the test
   points Z (public); the publisher adds Gaussian noise to the decision values on Z
   (L2 sensitivity ``2 nu ||Phi_Z||_op = 2 nu sqrt(lambda_max(K_ZZ))`` per problem, the
   c problems calibrated jointly to ``(epsilon, delta = 1/n)`` as
-  :meth:`privkit.algorithms.svm_baselines.SVMSemiClassifier.plan` does) and releases the
+  :meth:`privkit.algorithms.svdd.svm_baselines.SVMSemiClassifier.plan` does) and releases the
   minimum-norm least-squares fit ``w = sum_j alpha_j phi(z_j)``, ``alpha = K_ZZ^+
   noisy``: a post-processing of the Gaussian release on public points, so
   ``(epsilon, 1/n)``-DP, with the same exact-minimiser, no-intercept condition.

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from privkit.algorithms._equilibrium_dynamics import Descent, unique_rows
-from privkit.algorithms.equilibrium import EquilibriumPointClassifier
-from privkit.algorithms.svdd import clip_to_ball, svdd_centre
+from privkit.algorithms.svdd._equilibrium_dynamics import Descent, unique_rows
+from privkit.algorithms.svdd.equilibrium import EquilibriumPointClassifier
+from privkit.algorithms.svdd.svdd import clip_to_ball, svdd_centre
 from privkit.neighbouring import Neighbouring
 from privkit.plan import Block
 
@@ -66,8 +66,8 @@ def rff_svm_predict(X_tr: NDArray[np.float64], y_tr: NDArray[Any], X_te: NDArray
                     n_components: int = 400) -> NDArray[Any]:
     """Labels of ``X_te`` by the noise-free one-vs-rest hinge SVM on random Fourier
     features (what SVM WEIGHT, and OUTPUT / SEMI on random features, perturb)."""
-    from privkit.algorithms._hinge_ovr import hinge_svm, hinge_svm_ovr
-    from privkit.algorithms.random_features import RandomFourierFeatures
+    from privkit.algorithms.kernels.random_features import RandomFourierFeatures
+    from privkit.algorithms.svdd._hinge_ovr import hinge_svm, hinge_svm_ovr
 
     features = RandomFourierFeatures(n_components, gamma=gamma, random_state=seed).fit(X_tr)
     Phi = features.transform(X_tr)

@@ -38,7 +38,7 @@ SETS = ("australian", "breast-cancer", "heart", "ionosphere", "sonar", "german-n
 QUICK_SETS = ("heart", "sonar")
 NOTE = "table image only (no number in the text)"
 DEPENDS = (*RUNNER, "algorithms/reproduce/dpksvmel.py",
-           "algorithms/dpksvmel.py", "algorithms/kmeans.py",
+           "algorithms/kernels/dpksvmel.py", "algorithms/kernels/kmeans.py",
            "algorithms/datasets.py", "algorithms/_labels.py")
 
 
@@ -71,7 +71,7 @@ def _split_run(path: str, seed: int, ks: Sequence[int], epsilons: Sequence[float
     from sklearn.model_selection import train_test_split
     from sklearn.svm import SVC
 
-    from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected
+    from privkit.algorithms.kernels.dpksvmel import DPKSVMEL, DPKSVMELCorrected
 
     X, y = scaled(*load_csv(Path(path)))
     d = X.shape[1]

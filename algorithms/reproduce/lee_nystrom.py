@@ -30,10 +30,11 @@ __all__ = ["PAPER", "main", "polynomial_data"]
 
 RADIUS = 4.0  # public: E||x||^2 = 5 + 0.01 (d - 5); rows beyond are clipped
 NOTE = "poster: figure only"
-DEPENDS = (*RUNNER, "algorithms/reproduce/lee_nystrom.py",
-           "algorithms/nystrom.py", "algorithms/nystrom_map.py",
-           "algorithms/kmeans.py", "algorithms/erm.py", "algorithms/_linear.py",
-           "algorithms/_private_linear.py", "algorithms/_solvers.py", "algorithms/_losses.py")
+DEPENDS = (*RUNNER, "algorithms/reproduce/lee_nystrom.py", "algorithms/kernels/nystrom.py",
+           "algorithms/kernels/nystrom_map.py", "algorithms/kernels/kmeans.py",
+           "algorithms/linear/erm.py", "algorithms/linear/_linear.py",
+           "algorithms/linear/_private_linear.py", "algorithms/linear/_solvers.py",
+           "algorithms/linear/_losses.py")
 
 
 def polynomial_data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,8 +63,8 @@ def _run_once(n: int, d: int, k: int, epsilons: Sequence[float], m: int, seed: i
     fit seconds)."""
     from sklearn.svm import SVC
 
-    from privkit.algorithms.erm import OutputPerturbationClassifier
-    from privkit.algorithms.nystrom import KMeansNystromClassifier
+    from privkit.algorithms.kernels.nystrom import KMeansNystromClassifier
+    from privkit.algorithms.linear.erm import OutputPerturbationClassifier
 
     out: dict[str, tuple[float, float]] = {}
     X, y = polynomial_data(n + 20_000, d, seed=seed)

@@ -7,7 +7,7 @@ non-private; the thesis prints its numbers, so every cell gets a verdict), Figur
 Table 7.2 as same-machine timings (privkit against scikit-learn's non-private SVC in the
 same process; the thesis' seconds are quoted with its hardware, never turned into a
 ratio). The protocol (splits, scaling, hyperparameters, the documented decisions) is
-:mod:`privkit.algorithms.park2022`'s.
+:mod:`privkit.algorithms.svdd.park2022`'s.
 
 Baselines as the thesis ran them (its sections 6.3 and 7.3): SVM WEIGHT on the 400 random
 features, SVM OUTPUT and SVM SEMI with the exact RBF kernel
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from privkit.algorithms import park2022 as p
+from privkit.algorithms.svdd import park2022 as p
 
 from ._cli import Paper, Run, run_paper
 from ._report import RUNNER, Cell
@@ -65,7 +65,7 @@ PAPER_73 = {
 #: no noise (:mod:`._noise_free`).
 EPS_73: tuple[float | None, ...] = (0.01, 0.1, 1.0, 5.0, None)
 #: Table 7.3's rows: the thesis' four (SVM OUTPUT and SEMI on the exact kernel), then
-#: privkit's extras. Row -> the method of :func:`privkit.algorithms.park2022.make_method`
+#: privkit's extras. Row -> the method of :func:`privkit.algorithms.svdd.park2022.make_method`
 #: that runs it with noise (``None``: the exact-kernel runner).
 ROWS_73: dict[str, str | None] = {
     "proposed": "proposed", "proposed_paper": "proposed_paper", "svm_weight": "svm_weight",
@@ -102,11 +102,12 @@ EXTRA_NOTE = {
 }
 DEPENDS = (*RUNNER, "algorithms/reproduce/park2022.py", "algorithms/reproduce/_dense_qp.py",
            "algorithms/reproduce/_exact_kernel.py", "algorithms/reproduce/_noise_free.py",
-           "algorithms/park2022.py", "algorithms/equilibrium.py",
-           "algorithms/_equilibrium_dynamics.py",
-           "algorithms/svm_baselines.py", "algorithms/svdd.py", "algorithms/_svdd_dual.py",
-           "algorithms/random_features.py", "algorithms/_rff.pyx", "algorithms/_hull.pyx",
-           "algorithms/_labels.py", "algorithms/_hinge_ovr.py")
+           "algorithms/svdd/park2022.py", "algorithms/svdd/equilibrium.py",
+           "algorithms/svdd/_equilibrium_dynamics.py", "algorithms/svdd/svm_baselines.py",
+           "algorithms/svdd/svdd.py", "algorithms/svdd/_svdd_dual.py",
+           "algorithms/kernels/random_features.py", "algorithms/_accelerators/_rff.pyx",
+           "algorithms/_accelerators/_hull.pyx", "algorithms/_labels.py",
+           "algorithms/svdd/_hinge_ovr.py")
 FIG_SETS_QUICK = ("three_moons", "iris")
 #: The exact kernel matrix is n x n float64: not built beyond this many training rows
 #: (Figure 7.1's full shuttle has 24,360; its random-feature rows still run).
@@ -372,7 +373,7 @@ def _table72(run: Run) -> None:
     exact-kernel SVC as the non-private reference."""
     from sklearn.svm import SVC
 
-    from privkit.algorithms.random_features import RandomFourierFeatures
+    from privkit.algorithms.kernels.random_features import RandomFourierFeatures
 
     from ._dense_qp import MAX_ROWS, time_svdd_solvers
 
@@ -483,7 +484,7 @@ def _body(run: Run) -> None:
         "guarantee for each: privkit.algorithms.reproduce._exact_kernel); their "
         "random-feature versions are extra rows. 'Non-private' has no noise."),
         ("- The data set scaling, the shuttle class merge and the subsamples are privkit's "
-        "documented choices (privkit.algorithms.park2022), which the thesis does not state."),
+        "documented choices (privkit.algorithms.svdd.park2022), which the thesis does not state."),
     ]
 
 

@@ -125,10 +125,11 @@ def folds(n: int, k: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
 
 #: The public label set of the thesis's binary tasks (labels are 0 and 1 in every file).
 CLASSES = [0, 1]
-DEPENDS = (*RUNNER, "algorithms/reproduce/vanderreijden2019.py",
-           "algorithms/lp_svm.py", "algorithms/private_lp.py",
-           "algorithms/_lp_svm_forms.py", "algorithms/erm.py", "algorithms/_linear.py",
-           "algorithms/_private_linear.py", "algorithms/_losses.py", "algorithms/_solvers.py")
+DEPENDS = (*RUNNER, "algorithms/reproduce/vanderreijden2019.py", "algorithms/lp/lp_svm.py",
+           "algorithms/lp/private_lp.py", "algorithms/lp/_lp_svm_forms.py",
+           "algorithms/linear/erm.py", "algorithms/linear/_linear.py",
+           "algorithms/linear/_private_linear.py", "algorithms/linear/_losses.py",
+           "algorithms/linear/_solvers.py")
 QUICK_ROWS = 3000
 #: The thesis' 10-fold cross-validation; ``--runs`` folds of it are run (the full grid:
 #: all 10, every epsilon and method on both data sets; the folds run in ``--jobs``
@@ -146,7 +147,7 @@ REASONS = {
 
 def _methods() -> dict[str, Callable[[float, int], Any]]:
     from privkit.algorithms import ObjectivePerturbationClassifier
-    from privkit.algorithms.lp_svm import LPSVMClassifier
+    from privkit.algorithms.lp.lp_svm import LPSVMClassifier
 
     return {
         "objective perturbation (Alg. 2)": lambda eps, seed: ObjectivePerturbationClassifier(
@@ -194,8 +195,8 @@ def _fold(name: str, data: str, seed: int, quick: bool, k: int, i: int,
     at every epsilon, the DMW runs' (T, step epsilons), the training and total sizes. Each fit's
     seed is a function of the base seed, the fold and epsilon."""
     from privkit.algorithms import solve_erm
-    from privkit.algorithms._losses import MarginLoss
-    from privkit.algorithms.lp_svm import LPSVMClassifier
+    from privkit.algorithms.linear._losses import MarginLoss
+    from privkit.algorithms.lp.lp_svm import LPSVMClassifier
 
     X, y = _rows(name, data, seed, quick)
     train, test = folds(len(y), k, seed=seed)[i]
@@ -265,7 +266,7 @@ def _accounting(run: Run, name: str, steps: dict[tuple[str, float], list[tuple[i
     """The per-step epsilon of the thesis' accounting against privkit's (medians over the
     folds): privkit calibrates the steps so that its tightest accountant spends the
     total, with the objective-perturbation model that gives OPT in the plan."""
-    from privkit.algorithms.private_lp import calibrate_step_epsilon
+    from privkit.algorithms.lp.private_lp import calibrate_step_epsilon
 
     t = run.report.table(f"accounting_{name}", f"{name}: per-step epsilon of the DMW steps "
                          f"(delta = 1/n = {1 / n:.3g}; medians over folds)",

@@ -56,10 +56,10 @@ QUICK_N = 300
 #: fit whichever process runs it).
 DPML_TOLS = (1e-5, 1e-3)
 NOTE = "figure only"
-DEPENDS = (*RUNNER, "algorithms/reproduce/wang2024.py",
-           "algorithms/pca.py", "algorithms/federated.py",
-           "algorithms/erm.py", "algorithms/_private_linear.py", "algorithms/_linear.py",
-           "algorithms/_losses.py", "algorithms/_solvers.py", "algorithms/_labels.py")
+DEPENDS = (*RUNNER, "algorithms/reproduce/wang2024.py", "algorithms/federated/pca.py",
+           "algorithms/federated/federated.py", "algorithms/linear/erm.py",
+           "algorithms/linear/_private_linear.py", "algorithms/linear/_linear.py",
+           "algorithms/linear/_losses.py", "algorithms/linear/_solvers.py", "algorithms/_labels.py")
 
 
 def _load(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +95,7 @@ def non_private(k: int, components: np.ndarray | None = None
     given, else :func:`top_components`), then one-vs-rest Huber SVMs (lambda 0.01, h 0.5)
     with no noise; returns ``fit_predict(X, y, X_test)``."""
     from privkit.algorithms import solve_erm
-    from privkit.algorithms._losses import MarginLoss
+    from privkit.algorithms.linear._losses import MarginLoss
 
     def fit_predict(X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> np.ndarray:
         V = (top_components(X, k) if components is None else components)[:, :k]
@@ -310,7 +310,7 @@ _ANALYSIS = [
     ("- Budget split: epsilon 0.1 is halved between the PCA and the SVM, and the SVM "
     "stage's half is split over the ten one-vs-rest problems (epsilon / 10 each, basic "
     "composition: a participant's rows are in every problem; privkit.algorithms."
-    "_private_linear), so each binary SVM runs at epsilon 0.005."),
+    "linear._private_linear), so each binary SVM runs at epsilon 0.005."),
     ("- Scale of the noise: objective perturbation's noise is calibrated to rows of norm "
      "<= 1 (each image divided by its own norm here; the paper does not state its "
      "scaling) and grows as 1 / (n lambda epsilon): at n = 10^4, lambda = 0.01 and "

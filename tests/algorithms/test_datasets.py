@@ -35,7 +35,7 @@ def test_adult_matches_seed_003():
     """45,222 complete rows (30,162 train + 15,060 test), one-hot categoricals, rows of
     norm at most 1, and the non-private Huber SVM's test error near van der Reijden's 0.173."""
     from privkit.algorithms import solve_erm
-    from privkit.algorithms._losses import MarginLoss
+    from privkit.algorithms.linear._losses import MarginLoss
 
     X, y, X_test, y_test = load_adult(DATA)
     assert (len(y), len(y_test)) == (30_162, 15_060)

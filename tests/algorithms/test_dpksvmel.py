@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from privkit.algorithms.dpksvmel import DPKSVMEL, DPKSVMELCorrected, _audit_data, audit_case
+from privkit.algorithms.kernels.dpksvmel import DPKSVMEL, DPKSVMELCorrected, _audit_data, audit_case
 from privkit.errors import InvalidParameterError
 
 

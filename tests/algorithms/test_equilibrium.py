@@ -4,13 +4,13 @@
 import numpy as np
 import pytest
 
-from privkit.algorithms.equilibrium import (
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd.equilibrium import (
     EquilibriumPointClassifier,
     audit_case,
     audit_case_paper,
     descend,
 )
-from privkit.algorithms.random_features import RandomFourierFeatures
 from privkit.errors import InvalidParameterError
 
 
@@ -172,7 +172,7 @@ def test_paper_audit_case_breaks_the_claim():
 def test_unique_rows_is_numpys_row_unique():
     """Same rows, same (lexicographic) order, same inverse as np.unique(axis=0), on small
     ranges (the mixed-radix path) and on extreme ones (the byte path)."""
-    from privkit.algorithms._equilibrium_dynamics import unique_rows
+    from privkit.algorithms.svdd._equilibrium_dynamics import unique_rows
 
     rng = np.random.default_rng(0)
     big = np.array([np.iinfo(np.int64).min, -1, 0, 1, np.iinfo(np.int64).max])
@@ -188,7 +188,7 @@ def test_unique_rows_is_numpys_row_unique():
 def test_predict_looks_up_the_cell_of_each_end_point(mode):
     """predict's vectorised lookup agrees with a per-row dictionary of the released cells,
     and rows whose cell was not released go to the nearest released cell."""
-    from privkit.algorithms._equilibrium_dynamics import cubes
+    from privkit.algorithms.svdd._equilibrium_dynamics import cubes
 
     X, y = _blobs(240)
     clf = EquilibriumPointClassifier(epsilon=50.0, delta=1e-5, n_components=60, r_max=0.25,
@@ -295,7 +295,7 @@ def test_a_rows_end_point_does_not_depend_on_the_other_rows():
     position of any block of the kernel's rows, and in batches of sizes on both sides of
     the block size and of the sizes BLAS rounds differently; also with a row whose phases
     leave the polynomial's range (that row alone takes libm's sine)."""
-    from privkit.algorithms._kernels import rff as _rff
+    from privkit.algorithms._accelerators import rff as _rff
 
     rng = np.random.default_rng(11)
     rff = RandomFourierFeatures(400, 1.0, random_state=2).fit(np.zeros((1, 19)))
@@ -319,7 +319,7 @@ def test_descend_takes_libms_sine_for_phases_beyond_the_polynomials_range():
     """Phases beyond 1e5 (where the kernel's reduction by pi/2 stops being exact, and
     beyond 2^22 where its rounding trick fails) go to libm's sinf: from x = 0 the phases
     are exactly the given float32 values, so one unit step adds their sines' sum."""
-    from privkit.algorithms._kernels import rff as _rff
+    from privkit.algorithms._accelerators import rff as _rff
 
     lanes = _rff.lanes
     rng = np.random.default_rng(8)
@@ -338,7 +338,7 @@ def test_the_kernels_sine_and_cosine_are_within_float32_accuracy_everywhere():
     """The feature map's float32 trigonometry (Cephes' polynomials after reduction by
     pi/2) against float64 numpy on a dense grid over [-pi, pi] and far beyond: the
     transform reduces to [-pi, pi] first, so every argument is covered."""
-    from privkit.algorithms._kernels import rff as _rff
+    from privkit.algorithms._accelerators import rff as _rff
 
     t = np.concatenate([np.linspace(-np.pi, np.pi, 100_001), [0.0, np.pi / 2, -np.pi / 4]])
     P = t.reshape(-1, 1)
@@ -356,7 +356,7 @@ def test_the_kernels_sine_and_cosine_are_within_float32_accuracy_everywhere():
 
 
 def test_the_kernels_reject_shapes_they_cannot_take():
-    from privkit.algorithms._kernels import rff as _rff
+    from privkit.algorithms._accelerators import rff as _rff
 
     lanes, rows = _rff.lanes, _rff.rows
     with pytest.raises(ValueError, match="multiple"):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _transcripts import SENTINEL, blobs, fit_quietly, shapes
 
-from privkit.algorithms.equilibrium import EquilibriumPointClassifier
+from privkit.algorithms.svdd.equilibrium import EquilibriumPointClassifier
 from privkit.errors import InvalidParameterError
 
 #: Attributes whose first dimension is the number of cells the stability histogram
@@ -60,7 +60,7 @@ def test_equilibrium_neutral_records_are_removed_silently(relation):
 def test_equilibrium_far_rows_are_clipped_without_a_warning():
     """Finite coordinates beyond float32's range are clipped onto COORDINATE_BOUND (the
     descent runs in float32): no overflow warning, the same model as the clipped row."""
-    from privkit.algorithms._equilibrium_dynamics import COORDINATE_BOUND
+    from privkit.algorithms.svdd._equilibrium_dynamics import COORDINATE_BOUND
 
     X, y = blobs(60)
     far = fit_quietly(_equilibrium(), np.vstack([X, [[1e300, -1e40]]]), np.append(y, 1))
@@ -143,7 +143,7 @@ def test_equilibrium_private_label_set_with_delta_zero_is_refused_before_the_dat
 def test_equilibrium_transcript_cases(declare):
     """The private mode's case claims its estimator's guarantee; the paper mode's case
     claims the thesis' PureDP(epsilon), with claim="paper"."""
-    from privkit.algorithms.equilibrium import transcript_case_paper
+    from privkit.algorithms.svdd.equilibrium import transcript_case_paper
 
     case = EquilibriumPointClassifier.transcript_case(declare_classes=declare)
     model = fit_quietly(case.estimator, case.X, case.y)

@@ -11,7 +11,7 @@ from privkit.algorithms import (
     OutputPerturbationClassifier,
     solve_erm,
 )
-from privkit.algorithms._losses import MarginLoss
+from privkit.algorithms.linear._losses import MarginLoss
 from privkit.audits import check_sensitivity
 from privkit.mechanisms import L2Laplace, ObjectivePerturbation
 from privkit.neighbouring import Neighbouring, Norm, Sensitivity
@@ -318,7 +318,7 @@ def test_objective_plan_perturbs_the_solvers_residue(eps, branch):
     approximate minima perturbation, with Laplace noise); the total is exactly eps, and
     the ledger of a fit equals the plan."""
     from privkit import Sequential
-    from privkit.algorithms.erm import RESIDUAL_SHARE
+    from privkit.algorithms.linear.erm import RESIDUAL_SHARE
 
     clf = ObjectivePerturbationClassifier(epsilon=eps, classes=[0, 1], regularization=0.01,
                                           tol=1e-7,
@@ -350,7 +350,7 @@ def test_approximate_minimiser_is_within_tol_over_lambda(loss, tol):
     add; checked against a solve to 1e-12, for the binary (Newton-polished) solver and
     the multinomial one above NEWTON_MAX_UNKNOWNS (L-BFGS only)."""
     from privkit.algorithms import solve_multinomial
-    from privkit.algorithms._solvers import NEWTON_MAX_UNKNOWNS
+    from privkit.algorithms.linear._solvers import NEWTON_MAX_UNKNOWNS
 
     X, y01 = data(n=200, d=5)
     y = 2.0 * y01 - 1.0
@@ -382,7 +382,7 @@ def test_default_regularization_is_the_documented_public_constant():
     """Both estimators default to Lambda = 1e-3 (DEFAULT_REGULARIZATION); the objective
     perturbation's effective Lambda + Delta never falls below c / (n (e^(eps1/4) - 1)),
     so a small default costs no privacy at small n (Chaudhuri et al. 2011, Alg. 2)."""
-    from privkit.algorithms.erm import DEFAULT_REGULARIZATION, RESIDUAL_SHARE
+    from privkit.algorithms.linear.erm import DEFAULT_REGULARIZATION, RESIDUAL_SHARE
 
     assert DEFAULT_REGULARIZATION == 1e-3
     for cls in (OutputPerturbationClassifier, ObjectivePerturbationClassifier):

@@ -16,8 +16,8 @@ pytest.importorskip("flwr")
 
 from privkit import Parallel
 from privkit.algorithms import FedDPDRDPMLClassifier, Server
-from privkit.algorithms._flower_processes import alive, process_tree, write_atomically
-from privkit.algorithms.flower import (
+from privkit.algorithms.federated._flower_processes import alive, process_tree, write_atomically
+from privkit.algorithms.federated.flower import (
     FlowerFedDPDRDPMLClassifier,
     _participate,
     _serve,
@@ -218,7 +218,7 @@ def test_server_stops_on_an_error_or_fewer_than_two_labels():
 @pytest.mark.slow
 def test_importing_the_module_does_not_import_flwr():
     """flwr loads only in the Flower processes (flower_apps), never in the caller's."""
-    code = ("import sys; import privkit.algorithms.flower; "
+    code = ("import sys; import privkit.algorithms.federated.flower; "
             "assert 'flwr' not in sys.modules, 'flwr imported'")
     subprocess.run([sys.executable, "-P", "-c", code], check=True, cwd="/")
 

@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from privkit.algorithms.kernel_mean import (
+from privkit.algorithms.kernels.kernel_mean import (
     PrivateKernelMean,
     kme_distance,
     mean_sensitivities,
 )
-from privkit.algorithms.nystrom import Kernel, NystromMap
+from privkit.algorithms.kernels.nystrom import Kernel, NystromMap
 from privkit.audits.sensitivity import check_sensitivity
 from privkit.errors import InvalidParameterError
 from privkit.neighbouring import Neighbouring, Norm
@@ -20,7 +20,7 @@ R, A = Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE
 
 
 def _rff_map(D=16, d=2, gamma=1.0, seed=0):
-    from privkit.algorithms.kernel_mean import _RFFMap
+    from privkit.algorithms.kernels.kernel_mean import _RFFMap
 
     return _RFFMap(D, gamma, d, seed)
 
@@ -217,7 +217,7 @@ def test_audit_case_pair_attains_the_mean_sensitivity_and_claim_is_guarantee():
     """The case's pair moves the exact feature mean by the declared L2 sensitivity 2r/n
     (phi(x) = x: Nyström with the linear kernel on e_1, e_2), and its claim is the
     guarantee_ a fit of the same estimator reports."""
-    from privkit.algorithms.kernel_mean import audit_case
+    from privkit.algorithms.kernels.kernel_mean import audit_case
 
     case = audit_case(1.0, 1e-5)
     first, second = case.pair.first, case.pair.second
@@ -238,7 +238,7 @@ def test_audit_certifies_half_the_claim_and_never_exceeds_it(epsilon):
     0.75 at epsilon 1, 0.71 at epsilon 4) and never exceeds it. Seeded; a bound above the
     claim would need the 95% bound to be wrong (at most 5% for a borderline mechanism),
     and a ratio below 0.5 a many-sigma deviation from the expected 0.7."""
-    from privkit.algorithms.kernel_mean import audit_case
+    from privkit.algorithms.kernels.kernel_mean import audit_case
     from privkit.audits import audit
 
     case = audit_case(epsilon, 1e-5)

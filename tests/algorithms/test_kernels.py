@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privkit.algorithms import _hull_numpy, _rff_numpy
+from privkit.algorithms._accelerators import _hull_numpy, _rff_numpy
 
 
 def _compiled(name):
     try:
-        return __import__(f"privkit.algorithms.{name}", fromlist=["_"])
+        return __import__(f"privkit.algorithms._accelerators.{name}", fromlist=["_"])
     except ImportError:
-        pytest.skip(f"the accelerator privkit.algorithms.{name} is not built here")
+        pytest.skip(f"the accelerator privkit.algorithms._accelerators.{name} is not built here")
 
 
 def _bits(a):
@@ -31,14 +31,14 @@ def _bits(a):
 def test_privkit_pure_chooses_the_numpy_path(value, pure):
     """PRIVKIT_PURE=1 makes the import take the numpy paths; unset or 0, the compiled
     modules where they are built."""
-    code = ("from privkit.algorithms import _kernels as k; "
+    code = ("from privkit.algorithms import _accelerators as k; "
             "print(k.COMPILED['hull'], k.COMPILED['rff'], k.hull.__name__, k.rff.__name__)")
     env = {**os.environ, "PRIVKIT_PURE": value}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     for name, chosen, flag in (("_hull", out[2], out[0]), ("_rff", out[3], out[1])):
         try:
-            __import__(f"privkit.algorithms.{name}")
+            __import__(f"privkit.algorithms._accelerators.{name}")
             built = True
         except ImportError:  # this accelerator was not built here
             built = False

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privkit import GDP, Neighbouring, Norm, tightest
-from privkit.algorithms.kmeans import (
+from privkit.algorithms.kernels.kmeans import (
     DPKMeans,
     block_statistics,
     clip_to_ball,
@@ -141,7 +141,7 @@ def test_dask_local_cluster_gives_the_same_model():
 def test_block_statistics_over_several_score_blocks_match_direct_distances():
     """More rows than one score sub-block (SUB_BLOCK): labels from the full squared
     distances of the clipped rows, sums of the clipped rows (computed independently)."""
-    from privkit.algorithms.kmeans import SUB_BLOCK
+    from privkit.algorithms.kernels.kmeans import SUB_BLOCK
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(2 * SUB_BLOCK + 17, 2)) * 0.8

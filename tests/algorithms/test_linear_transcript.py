@@ -20,7 +20,7 @@ from privkit.algorithms import (
     solve_erm,
 )
 from privkit.algorithms._labels import LABEL_SHARE
-from privkit.algorithms._losses import MarginLoss
+from privkit.algorithms.linear._losses import MarginLoss
 from privkit.errors import InvalidParameterError
 from privkit.mechanisms import StabilityHistogram
 

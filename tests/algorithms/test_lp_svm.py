@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from privkit import ApproxDP, BasicAccountant, Repeat, Sequential, tightest
-from privkit.algorithms.lp_svm import (
+from privkit.algorithms.lp.lp_svm import (
     LPSVMClassifier,
     audit_case,
     hard_margin_lp,
@@ -143,7 +143,7 @@ def test_privkit_step_is_larger_than_papers(fitted):
     larger than the thesis's (bounded-range composition)."""
     _, _, models = fitted
     m = models["privkit"]
-    from privkit.algorithms.private_lp import calibrate_step_epsilon
+    from privkit.algorithms.lp.private_lp import calibrate_step_epsilon
 
     ours = calibrate_step_epsilon(epsilon=1.0, delta=m.delta_, n_iterations=m.n_iterations_)
     assert ours > paper_step_epsilon(epsilon=1.0, n_iterations=m.n_iterations_,

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from privkit.algorithms.kernel_mean import _RFFMap
-from privkit.algorithms.mmd_test import mmd_null_threshold, private_mmd_test
+from privkit.algorithms.kernels.kernel_mean import _RFFMap
+from privkit.algorithms.kernels.mmd_test import mmd_null_threshold, private_mmd_test
 from privkit.errors import InvalidParameterError
 
 
@@ -80,7 +80,7 @@ def test_mmd_test_refuses_a_bad_feature_map():
 def test_a_non_finite_row_is_the_zero_feature_vector():
     """A row with a non-finite entry counts as a record whose feature vector is 0 (n is
     public here): same seed, same released means as with that feature row zeroed."""
-    from privkit.algorithms.nystrom import Kernel, NystromMap
+    from privkit.algorithms.kernels.nystrom import Kernel, NystromMap
 
     fmap = NystromMap(np.eye(2), Kernel("linear"), data_radius=1.0)  # phi(x) = x
     rng = np.random.default_rng(0)

@@ -4,14 +4,14 @@
 import numpy as np
 import pytest
 
-from privkit.algorithms.kmeans import DPKMeans
-from privkit.algorithms.nystrom import (
+from privkit.algorithms.kernels.kmeans import DPKMeans
+from privkit.algorithms.kernels.nystrom import (
     Kernel,
     KMeansNystromClassifier,
     NystromMap,
     kernel_approximation_error,
 )
-from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
 from privkit.errors import InvalidParameterError
 
 
@@ -159,8 +159,8 @@ def test_dask_pipeline_gives_the_same_model():
 def test_audit_case_pair_attains_the_sum_sensitivity_and_claim_is_guarantee():
     """The case's pair moves the exact K-means sums by the declared sensitivity 2r (and
     not the counts), and its claim is the guarantee_ a fit of the same pipeline reports."""
-    from privkit.algorithms.kmeans import block_statistics
-    from privkit.algorithms.nystrom import audit_case
+    from privkit.algorithms.kernels.kmeans import block_statistics
+    from privkit.algorithms.kernels.nystrom import audit_case
 
     case = audit_case(1.0, 1e-5)
     stats = [block_statistics(rows[:, :2], np.ones((1, 2)), 1.0)
@@ -183,7 +183,7 @@ def test_pipeline_audit_certifies_half_the_claim_and_never_exceeds_it(epsilon):
     exceeds it. Seeded; a bound above the claim needs the 95% bound to be wrong
     (probability <= 5% if the implementation were borderline; the expected ratio is 0.67,
     so a ratio below 0.5 would need a many-sigma deviation)."""
-    from privkit.algorithms.nystrom import audit_case
+    from privkit.algorithms.kernels.nystrom import audit_case
     from privkit.audits import audit
 
     case = audit_case(epsilon, 1e-5)
@@ -195,7 +195,7 @@ def test_pipeline_audit_certifies_half_the_claim_and_never_exceeds_it(epsilon):
 def test_transform_over_several_sub_blocks_matches_the_formula():
     """phi(x) = Sigma^{+1/2} U^T k_Z(clip(x)) row by row, for more rows than one
     sub-block, with the final clip to kappa (an independent dense computation)."""
-    from privkit.algorithms.kmeans import SUB_BLOCK
+    from privkit.algorithms.kernels.kmeans import SUB_BLOCK
 
     kernel = Kernel("poly", degree=2, gamma=0.5, coef0=1.0)
     Z = _ball(6, 3, 2.0, 4)

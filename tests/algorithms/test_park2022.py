@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from privkit.algorithms import park2022 as p
+from privkit.algorithms.svdd import park2022 as p
 
 DATA = Path("/work/shared/data")
 

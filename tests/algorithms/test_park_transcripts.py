@@ -8,9 +8,9 @@ from _transcripts import SENTINEL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privkit.algorithms.equilibrium import EquilibriumPointClassifier
-from privkit.algorithms.svdd import PrivateSVDD
-from privkit.algorithms.svm_baselines import (
+from privkit.algorithms.svdd.equilibrium import EquilibriumPointClassifier
+from privkit.algorithms.svdd.svdd import PrivateSVDD
+from privkit.algorithms.svdd.svm_baselines import (
     SVMOutputClassifier,
     SVMSemiClassifier,
     SVMWeightClassifier,

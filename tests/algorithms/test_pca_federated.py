@@ -273,7 +273,7 @@ def test_budget_calibration_is_memoised_on_the_parameters_that_matter():
     """The memoised budget equals a fresh calibration, changes with the stage's epsilon
     and with the share, and ignores the seed and the declared classes (their number is
     an argument)."""
-    from privkit.algorithms.pca import calibrated_shares
+    from privkit.algorithms.federated.pca import calibrated_shares
 
     model = DPDRDPMLClassifier(epsilon=1.0, delta=1e-5, n_components=2, random_state=0)
     fresh = calibrated_shares(epsilon=1.0, delta=1e-5, share=model.pca_share,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from privkit import Repeat, tightest
-from privkit.algorithms.private_lp import (
+from privkit.algorithms.lp.private_lp import (
     calibrate_step_epsilon,
     dense_projection,
     dmw_iterations,

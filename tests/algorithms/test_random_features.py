@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from privkit.algorithms.random_features import RandomFourierFeatures
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
 from privkit.errors import InvalidParameterError
 
 

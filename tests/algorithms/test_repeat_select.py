@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privkit.algorithms._repeat_select import (
+from privkit.algorithms.tuning._repeat_select import (
     draw_runs,
     repeat_and_select_pure,
     repeat_and_select_rdp,

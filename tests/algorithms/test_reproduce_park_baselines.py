@@ -7,13 +7,13 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from privkit.algorithms import park2022 as p
 from privkit.algorithms.reproduce._exact_kernel import (
     ExactKernelOutput,
     ExactKernelSemi,
     kernel_svm_ovr,
     rbf,
 )
+from privkit.algorithms.svdd import park2022 as p
 
 
 def _blobs(n=120, seed=0):

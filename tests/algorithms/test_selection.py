@@ -8,7 +8,7 @@ import pytest
 
 from privkit import ApproxDP, BudgetFilter, PureDP, tightest
 from privkit.algorithms import ObjectivePerturbationClassifier, OutputPerturbationClassifier
-from privkit.algorithms.selection import PrivateGridSearch
+from privkit.algorithms.tuning.selection import PrivateGridSearch
 from privkit.errors import BudgetExceededError, InvalidParameterError
 from privkit.mechanisms import StabilityHistogram
 

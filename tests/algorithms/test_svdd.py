@@ -5,15 +5,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import privkit.algorithms._svdd_dual as svdd_module
-from privkit.algorithms._svdd_dual import (
+import privkit.algorithms.svdd._svdd_dual as svdd_module
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd._svdd_dual import (
     _capped_min_norm,
     _kkt_solve,
     _project_capped_simplex,
     _Warm,
 )
-from privkit.algorithms.random_features import RandomFourierFeatures
-from privkit.algorithms.svdd import (
+from privkit.algorithms.svdd.svdd import (
     PrivateSVDD,
     audit_case,
     centre_sensitivity,
@@ -89,7 +89,7 @@ def _nnls_problem(seed, m, f, duplicates):
 
 
 def _run_nnls(E, start=(), start_values=None, excluded=None, max_iter=10_000):
-    from privkit.algorithms._kernels import hull
+    from privkit.algorithms._accelerators import hull
 
     nnls_gram = hull.nnls_gram
 
@@ -157,7 +157,7 @@ def test_compiled_nnls_reports_an_iteration_limit():
 
 
 def test_compiled_nnls_rejects_bad_shapes():
-    from privkit.algorithms._kernels import hull
+    from privkit.algorithms._accelerators import hull
 
     nnls_gram = hull.nnls_gram
 
@@ -263,7 +263,7 @@ def test_gaussian_needs_far_less_noise_than_coordinate_laplace():
     lap = PrivateSVDD(epsilon=1.0, nu=0.01).plan(n_samples=1000, n_features=2)
     gau = PrivateSVDD(epsilon=1.0, delta=1e-5, noise="gaussian", nu=0.01).plan(
         n_samples=1000, n_features=2)
-    from privkit.algorithms.svdd import noise_scale
+    from privkit.algorithms.svdd.svdd import noise_scale
 
     lap_norm = np.sqrt(2 * 400) * noise_scale(lap)   # E||z||^2 = 2 F b^2
     gau_norm = np.sqrt(400) * noise_scale(gau)

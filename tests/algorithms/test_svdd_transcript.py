@@ -6,7 +6,7 @@ import pytest
 from _transcripts import SENTINEL, fit_quietly, shapes
 
 from privkit.algorithms._audit_case import TranscriptCase
-from privkit.algorithms.svdd import PrivateSVDD
+from privkit.algorithms.svdd.svdd import PrivateSVDD
 from privkit.errors import InvalidParameterError
 
 

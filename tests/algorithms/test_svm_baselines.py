@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from privkit import ApproxDP
-from privkit.algorithms.random_features import RandomFourierFeatures
-from privkit.algorithms.svm_baselines import (
+from privkit.algorithms.kernels.random_features import RandomFourierFeatures
+from privkit.algorithms.svdd.svm_baselines import (
     SVMOutputClassifier,
     SVMSemiClassifier,
     SVMWeightClassifier,

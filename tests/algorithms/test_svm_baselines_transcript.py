@@ -6,7 +6,7 @@ import pytest
 from _transcripts import SENTINEL, blobs, fit_quietly, shapes
 
 from privkit.algorithms._audit_case import TranscriptCase
-from privkit.algorithms.svm_baselines import (
+from privkit.algorithms.svdd.svm_baselines import (
     SVMOutputClassifier,
     SVMSemiClassifier,
     SVMWeightClassifier,
@@ -89,8 +89,8 @@ def test_hinge_with_every_label_of_one_sign_matches_cvxpy():
     """All records +1: liblinear alone would refuse; the zero rows privkit appends keep
     the minimiser of 1/2 ||w||^2 + nu sum hinge(w . phi_i), checked against cvxpy."""
     cp = pytest.importorskip("cvxpy")
-    from privkit.algorithms.random_features import RandomFourierFeatures
-    from privkit.algorithms.svm_baselines import hinge_svm
+    from privkit.algorithms.kernels.random_features import RandomFourierFeatures
+    from privkit.algorithms.svdd.svm_baselines import hinge_svm
 
     X, _ = blobs(40)
     P = RandomFourierFeatures(20, 1.0, random_state=0).fit_transform(X)

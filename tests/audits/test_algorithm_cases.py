@@ -18,7 +18,7 @@ def test_closed_form_minimiser_matches_the_solver():
     on the case's data, for noise in each piece of the Huber loss (linear, quadratic,
     flat)."""
     from privkit.algorithms import solve_erm
-    from privkit.algorithms._losses import MarginLoss
+    from privkit.algorithms.linear._losses import MarginLoss
 
     n, lam = 200, 0.2
     for label in (1.0, -1.0):

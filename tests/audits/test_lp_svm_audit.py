@@ -19,8 +19,8 @@ def _exact_laws(epsilon, delta):
     independently of the case's sampler: the exponential mechanism chooses vertex j with
     probability softmax(u / noise_scale)_j (McSherry, Talwar 2007); D' moves the scores by
     the declared sensitivity, up for the lowest-scoring vertex and down for the others."""
-    from privkit.algorithms.lp_svm import hard_margin_lp
-    from privkit.algorithms.private_lp import (
+    from privkit.algorithms.lp.lp_svm import hard_margin_lp
+    from privkit.algorithms.lp.private_lp import (
         calibrate_step_epsilon,
         dense_projection,
         score_sensitivity,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECK = ("import privkit.algorithms._kernels as k; "
+CHECK = ("import privkit.algorithms._accelerators as k; "
          "print(k.COMPILED['hull'], k.COMPILED['rff'])")
 
 

@@ -258,7 +258,7 @@ def _subspace(X: Any) -> Any:
 
 
 def _losses() -> Any:
-    from privkit.algorithms._losses import MarginLoss
+    from privkit.algorithms.linear._losses import MarginLoss
 
     return MarginLoss("huber")
 

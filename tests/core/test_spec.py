@@ -171,7 +171,7 @@ POSITIONAL = {
     *(f"algorithms/analytics/audit_cases.py:{name}_case" for name in (
         "count", "sum", "histogram", "mean", "variance", "quantile", "selection")),
     *(f"algorithms/{module}.py:audit_case" for module in (
-        "dpksvmel", "kernel_mean", "nystrom", "svdd")),
+        "kernels/dpksvmel", "kernels/kernel_mean", "kernels/nystrom", "svdd/svdd")),
 }
 
 
