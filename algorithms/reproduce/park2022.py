@@ -216,7 +216,7 @@ def one_solve_per_problem() -> Iterator[None]:
     ``random_state`` is fixed), so the first solution is reused, bit for bit; only the
     noise differs between epsilons. Figure 7.1's cells spent about 70% of their time
     re-solving them."""
-    from privkit.algorithms._hinge_ovr import OneVsRestSVM
+    from privkit.algorithms.svdd._hinge_ovr import OneVsRestSVM
 
     original = OneVsRestSVM._weights
     solved: dict[tuple[str, str, float, int], np.ndarray] = {}

@@ -4,7 +4,7 @@ subspace, column by column up to sign, as the top k of a full ``numpy.linalg.eig
 import numpy as np
 import pytest
 
-from privkit.algorithms.pca import R, private_subspace
+from privkit.algorithms.federated.pca import R, private_subspace
 from privkit.mechanisms.analyze_gauss import AnalyzeGauss
 
 

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from privkit.algorithms import park2022 as p
+from privkit.algorithms.svdd import park2022 as p
 from privkit.algorithms.reproduce import park2022 as runner
 
 
@@ -23,7 +23,7 @@ def test_reusing_the_solutions_changes_no_accuracy():
 
 
 def test_the_memo_is_undone_after_the_block():
-    from privkit.algorithms._hinge_ovr import OneVsRestSVM
+    from privkit.algorithms.svdd._hinge_ovr import OneVsRestSVM
 
     before = OneVsRestSVM._weights
     with runner.one_solve_per_problem():
