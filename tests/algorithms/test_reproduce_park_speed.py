@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from privkit.algorithms.svdd import park2022 as p
 from privkit.algorithms.reproduce import park2022 as runner
+from privkit.algorithms.svdd import park2022 as p
 
 
 def test_reusing_the_solutions_changes_no_accuracy():
