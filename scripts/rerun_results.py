@@ -10,7 +10,9 @@ there, not restated: its ``stale_results``): it records ``privkit-commit`` and
 first. Commands run from the
 checkout's root through ``bash -c``, ``--jobs`` at a time, with ``.venv/bin`` first on
 ``PATH`` and ``PRIVKIT_DATA`` set to ``--data``; each is printed before it starts and
-its exit code and time after it ends. Exit code 0 when every command succeeded, 1
+its exit code and time after it ends. ``--include TEXT`` adds the fresh stamped files
+whose command contains TEXT (the test module's ``_committed_results`` and ``_stamp``
+list them). Exit code 0 when every command succeeded, 1
 otherwise, 2 when a stale file names no command (listed, nothing is run for it).
 
 Run it after merging, before committing results: the rerun files then record the
@@ -106,10 +108,20 @@ def main(argv: Sequence[str] | None = None, *, root: Path = ROOT,
                         help="$PRIVKIT_DATA for the commands (default /work/shared/data)")
     parser.add_argument("--only", nargs="+", default=None, metavar="TEXT",
                         help="rerun only the commands containing one of these strings")
+    parser.add_argument("--include", nargs="+", default=None, metavar="TEXT",
+                        help="also rerun the fresh stamped files whose command contains "
+                             "one of these strings (e.g. after a merge, to have every "
+                             "reproduction written by the merged code)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
-    stale = (rule or freshness_rule().stale_results)()
+    module = freshness_rule() if rule is None else None
+    stale = module.stale_results() if module is not None else rule()  # type: ignore[misc]
+    if args.include and module is not None:
+        listed = {path for path, _ in stale}
+        stale += [(path, "fresh, included") for path in module._committed_results()
+                  if path not in listed and module._stamp(path) is not None
+                  and any(t in (command_of(path) or "") for t in args.include)]
     commands, orphans = plan(stale)
     if args.only:
         commands = {c: p for c, p in commands.items() if any(o in c for o in args.only)}

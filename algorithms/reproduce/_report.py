@@ -23,8 +23,9 @@ Summary: the README ends with a per-paper summary (`Report.write`): per table, h
 cells match, differ or have no paper number, every differing cell with its reason, then
 the runner's own analysis lines (`Report.summary`).
 
-Staleness: every file records ``privkit-commit: SHA`` (the checkout's HEAD, with
-``+dirty`` when the runner's code differs from it) and ``privkit-depends: PATH ...`` (the
+Staleness: every file records ``privkit-commit: SHA`` (the checkout's HEAD when the run
+started, with ``+dirty`` when the runner's code differed from it, or changed before the
+run ended) and ``privkit-depends: PATH ...`` (the
 source paths the runner reads). ``tests/core/test_results_fresh.py`` fails when a committed
 results file names a commit whose depended-on code has changed since.
 
@@ -213,6 +214,7 @@ class Report:
         self.notes: list[str] = []
         self.started = time.perf_counter()
         self.load_start = os.getloadavg()
+        self.version = code_version(self.depends)  # the code the run starts with
         self.out.mkdir(parents=True, exist_ok=True)
 
     def table(self, name: str, title: str, columns: Sequence[str] = (),
@@ -229,6 +231,18 @@ class Report:
         plt.close(fig)
         self.figures.append((name, caption))
 
+    def _version(self) -> str:
+        """The code version at the start, marked ``+dirty`` when the depended-on files
+        changed while the run went on (committed or not): then no single commit wrote
+        the numbers, and the freshness test calls the files stale. A commit of other
+        files meanwhile changes nothing."""
+        start = self.version
+        if start.endswith("+dirty") or len(start) != 40:
+            return start
+        changed = (_git("status", "--porcelain", "--", *self.depends)
+                   or _git("diff", "--name-only", start, "HEAD", "--", *self.depends))
+        return start + "+dirty" if changed else start
+
     def header(self) -> list[str]:
         load_end = os.getloadavg()
         seconds = time.perf_counter() - self.started
@@ -237,7 +251,7 @@ class Report:
                                                   [self.paper, *self.argv])
         return [
             f"command: {command}",
-            f"privkit-commit: {code_version(self.depends)}",
+            f"privkit-commit: {self._version()}",
             f"privkit-depends: {' '.join(self.depends)}",
             f"grid: {self.grid}; seed {self.seed}",
             (f"machine: {os.cpu_count()} CPUs, {platform.platform()}, "

@@ -59,3 +59,18 @@ def test_a_rerun_removes_its_papers_old_tables_only(tmp_path):
     assert mine.exists()
     assert (tmp_path / "kept.md").exists()
     assert (tmp_path / "kept.csv").exists()
+
+
+def test_the_stamp_is_the_code_the_run_started_with(tmp_path, monkeypatch):
+    """The commit is taken when the run starts; if the depended-on code changes before
+    the files are written, the stamp says ``+dirty`` (no single commit wrote them)."""
+    from privkit.algorithms.reproduce import _report
+
+    monkeypatch.setattr(_report, "code_version", lambda depends: "a" * 40)
+    report = _report.Report(paper="demo", title="Demo", out=tmp_path, argv=[],
+                            depends=["algorithms/reproduce"], seed=0, grid="full")
+    monkeypatch.setattr(_report, "_git", lambda *args: "")
+    assert report._version() == "a" * 40
+    monkeypatch.setattr(_report, "_git", lambda *args: "algorithms/reproduce/_cli.py"
+                        if args[0] == "diff" else "")
+    assert report._version() == "a" * 40 + "+dirty"

@@ -107,3 +107,14 @@ def test_the_longest_recorded_run_goes_first(tmp_path):
     commands, orphans = rerun.plan([(short, "x"), (long, "x"), (unknown, "x")])
     assert list(commands) == ["echo unknown", "echo long", "echo short"]
     assert not orphans
+
+
+def test_include_adds_fresh_reproductions_to_a_dry_run(capsys):
+    """``--include TEXT`` lists every committed stamped file whose command contains TEXT,
+    stale or not (here: every reproduction output of the checkout)."""
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip("not in a git checkout")
+    assert rerun.main(["--dry-run", "--include", "privkit reproduce"]) in (0, 2)
+    out = capsys.readouterr().out
+    assert "<- privkit reproduce " in out
