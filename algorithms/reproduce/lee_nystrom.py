@@ -156,7 +156,7 @@ PAPER = Paper(
     name="lee-nystrom",
     title=("Lee, Ahn, Park, \"Differential privacy in scalable general kernel learning via "
            "K-means Nyström random features\" (poster)"),
-    depends=DEPENDS, units=_units, body=_body, default_runs=(2, 5),
+    depends=DEPENDS, units=_units, body=_body, default_runs=(2, 3),
     description="Accuracy and time of private K-means Nyström learning on polynomial data.")
 
 
