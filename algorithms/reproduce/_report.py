@@ -291,8 +291,10 @@ class Report:
                 out.append("  - matches by row: " + "; ".join(by_row) + ".")
             for (row, col), v in t.cells.items():
                 if isinstance(v, Cell) and v.verdict == "differs":
-                    out.append(f"  - differs: {row} / {col}: {v.mean:.3f} against "
-                               f"{v.paper:.{v.decimals}f}: {v.reason or 'no reason given'}")
+                    side = "above" if v.mean > (v.paper or 0.0) else "below"
+                    out.append(f"  - differs: {row} / {col}: {v.mean:.3f}, {side} the "
+                               f"paper's {v.paper:.{v.decimals}f}: "
+                               f"{v.reason or 'no reason given'}")
         return out + self.summary
 
     def _remove_previous(self, keep: set[str]) -> None:

@@ -27,21 +27,19 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from privkit.algorithms.svdd import park2022 as p
 
 from ._cli import Paper, Run, run_paper
+from ._memo import one_solve_per_problem
 from ._report import RUNNER, Cell
 
-__all__ = ["PAPER", "PAPER_72", "PAPER_73", "main", "one_solve_per_problem"]
+__all__ = ["PAPER", "PAPER_72", "PAPER_73", "main"]
 
 #: Thesis Table 7.2 (seconds, training + inference, its Xeon, Python 3.7, cvxopt), in
 #: the order of ``p.DATASETS``.
@@ -78,8 +76,9 @@ REASONS = {
                 "at small epsilon no cube passes the threshold and it predicts one class",
     "proposed_paper": "the thesis' procedure; its scaling, subsample and split are not "
                       "stated (privkit's choices: module docstring of park2022)",
-    "svm_weight": "the thesis' scaling, shuttle merge and split are not stated; its "
-                  "sensitivity 4 nu sqrt(F) / (n epsilon) noise is large at this n",
+    "svm_weight": "the thesis' scaling, shuttle merge and split are not stated; the "
+                  "noise (sensitivity 4 nu sqrt(F) / (n epsilon)) scales with the n its "
+                  "unstated subsample gives",
     "svm_semi": "in the exact kernel's space the least-squares refit on Z removes no "
                 "noise (K_ZZ has full rank; 400 random features project it onto 400 "
                 "dimensions); privkit's joint calibration adds less noise than the "
@@ -102,6 +101,7 @@ EXTRA_NOTE = {
 }
 DEPENDS = (*RUNNER, "algorithms/reproduce/park2022.py", "algorithms/reproduce/_dense_qp.py",
            "algorithms/reproduce/_exact_kernel.py", "algorithms/reproduce/_noise_free.py",
+           "algorithms/reproduce/_memo.py",
            "algorithms/svdd/park2022.py", "algorithms/svdd/equilibrium.py",
            "algorithms/svdd/_equilibrium_dynamics.py", "algorithms/svdd/svm_baselines.py",
            "algorithms/svdd/svdd.py", "algorithms/svdd/_svdd_dual.py",
@@ -202,36 +202,6 @@ def _accuracies(dataset: str, X: np.ndarray, y: np.ndarray, seed: int,
                              p.run_once(method, dataset, epsilon=eps, X=X, y=y,
                                         seed=seed)["accuracy"])
     return out
-
-
-def _digest(a: np.ndarray) -> str:
-    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).hexdigest()
-
-
-@contextmanager
-def one_solve_per_problem() -> Iterator[None]:
-    """Within the block, the random-feature baselines solve each non-private SVM once:
-    the same rows, labels and nu at every epsilon (and for SVM OUTPUT and its batch
-    variant) give the same liblinear problem, whose solution is deterministic (its
-    ``random_state`` is fixed), so the first solution is reused, bit for bit; only the
-    noise differs between epsilons. Figure 7.1's cells spent about 70% of their time
-    re-solving them."""
-    from privkit.algorithms.svdd._hinge_ovr import OneVsRestSVM
-
-    original = OneVsRestSVM._weights
-    solved: dict[tuple[str, str, float, int], np.ndarray] = {}
-
-    def weights(self: Any, Phi: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        key = (_digest(Phi), _digest(codes), float(self.nu), int(self.classes_.size))
-        if key not in solved:
-            solved[key] = original(self, Phi, codes)
-        return solved[key].copy()
-
-    OneVsRestSVM._weights = weights  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        OneVsRestSVM._weights = original  # type: ignore[method-assign]
 
 
 def _table73_cell(data: str, fraction: float, seed: int,
