@@ -35,7 +35,9 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 FRESHNESS = ROOT / "tests" / "core" / "test_results_fresh.py"
-#: The recorded wall time of the run that wrote a file (``privkit reproduce`` headers).
+#: The recorded CPU time, else the wall time, of the run that wrote a file (``privkit
+#: reproduce`` headers): on a loaded machine the CPU time is the better guide.
+CPU = re.compile(r"CPU time \(.*?\): ([0-9.]+) s")
 WALL = re.compile(r"wall time: ([0-9.]+) s")
 #: The header line that names a results file's command, in the three styles in use.
 COMMAND = re.compile(r"^[-#*\s]*command:\s*`?(?P<cmd>[^`\n]+?)`?\s*$",
@@ -59,8 +61,9 @@ def command_of(path: Path) -> str | None:
 
 
 def recorded_seconds(path: Path) -> float:
-    """The wall time the header records, or infinity when it records none."""
-    found = WALL.search(path.read_text(encoding="utf-8", errors="replace")[:4000])
+    """The CPU time the header records, else its wall time, else infinity."""
+    head = path.read_text(encoding="utf-8", errors="replace")[:4000]
+    found = CPU.search(head) or WALL.search(head)
     return float(found.group(1)) if found else float("inf")
 
 

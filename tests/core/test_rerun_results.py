@@ -98,14 +98,18 @@ def test_the_rule_is_the_freshness_tests_own():
 
 def test_the_longest_recorded_run_goes_first(tmp_path):
     """With 2 jobs, starting the longest runs first ends sooner; a file that records no
-    time may be long, so it goes first of all."""
+    time may be long, so it goes first of all; the CPU time, when recorded, counts
+    rather than the wall time (which measures the load)."""
     short = _stale_file(tmp_path, "s.md", "echo short")
     long = _stale_file(tmp_path, "l.md", "echo long")
     unknown = _stale_file(tmp_path, "u.md", "echo unknown")
     for path, seconds in ((short, 5.0), (long, 500.0)):
         path.write_text(path.read_text() + f"- wall time: {seconds} s\n", encoding="utf-8")
-    commands, orphans = rerun.plan([(short, "x"), (long, "x"), (unknown, "x")])
-    assert list(commands) == ["echo unknown", "echo long", "echo short"]
+    cpu = _stale_file(tmp_path, "c.md", "echo cpu")
+    cpu.write_text(cpu.read_text() + "- wall time: 9000.0 s\n- CPU time (the process, --jobs 2): "
+                   "50.0 s; over 2 workers: 25.0 s\n", encoding="utf-8")
+    commands, orphans = rerun.plan([(short, "x"), (long, "x"), (unknown, "x"), (cpu, "x")])
+    assert list(commands) == ["echo unknown", "echo long", "echo cpu", "echo short"]
     assert not orphans
 
 
