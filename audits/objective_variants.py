@@ -6,7 +6,7 @@ spend ``eps' = eps - 2 log(1 + c / (n lambda))`` on the noise if positive, other
 ``Delta = c / (n (e^(eps/4) - 1)) - lambda`` to the regulariser and use ``eps' = eps / 2``;
 the noise ``b`` has density proportional to ``exp(-eps' |b| / 2)``. On one feature, the
 released ``w`` is a closed-form function of ``b``
-(:func:`~privkit.audits.registry.objective_minimiser`), so each draw costs a few array
+(:func:`~privkit.algorithms.linear.audit_cases.objective_minimiser`), so each draw costs a few array
 operations and the pair's exact epsilon is the largest privacy loss of ``w`` by a change
 of variables: ``(|b'(w)| - |b(w)|) eps' / 2 + log((n Lambda + huber''(w')) / (n Lambda +
 huber''(w)))`` (Chaudhuri et al., proof of Theorem 9), computed on a fine grid of ``w``.
@@ -18,7 +18,7 @@ The variants, each claiming ``epsilon``:
   regulariser is too small, so the Jacobian term is larger than the claim allows);
 * ``"curvature"``: calibrated for curvature ``1/(8h)`` (a quarter of the loss's).
 
-The pair is :func:`~privkit.audits.algorithm_cases.margin_pair`: one row at the norm bound
+The pair is :func:`~privkit.algorithms.linear.audit_cases.margin_pair`: one row at the norm bound
 whose label flips. The audit sees only the released ``w`` (rounded to a 2^-30 grid, so
 that floating-point artefacts of the closed form do not count as leaks).
 
@@ -67,19 +67,19 @@ def _calibration(eps: float, c: float, adjust_exponent: float) -> tuple[float, f
 
 
 def _privacy_loss(w: Any, scale: float, total: float) -> Any:
-    from privkit.audits.algorithm_cases import _huber_derivative, _huber_second
+    from privkit.algorithms.linear.audit_cases import huber_derivative, huber_second
 
     a = N * total
-    b_first = -a * w - _huber_derivative(w, H)          # label +1
-    b_second = -a * w + _huber_derivative(-w, H)        # label -1
-    jac = np.log((a + _huber_second(w, H)) / (a + _huber_second(-w, H)))
+    b_first = -a * w - huber_derivative(w, H)           # label +1
+    b_second = -a * w + huber_derivative(-w, H)         # label -1
+    jac = np.log((a + huber_second(w, H)) / (a + huber_second(-w, H)))
     return (np.abs(b_second) - np.abs(b_first)) / scale + jac
 
 
 def objective_variant(variant: str, *, epsilon: float = 1.0) -> ObjectiveVariant:
     """The ``variant`` (one of :data:`VARIANTS`) claiming ``epsilon``, with its exact
     epsilon on the margin pair."""
-    from privkit.audits.algorithm_cases import margin_pair, objective_minimiser
+    from privkit.algorithms.linear.audit_cases import margin_pair, objective_minimiser
 
     if variant not in VARIANTS:
         raise ValueError(f"`variant` must be one of {VARIANTS}; got {variant!r}")

@@ -4,10 +4,12 @@
 approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), a batched
 system that draws its outputs, the neighbouring pair on which its privacy loss is
 largest, and the claim to test. Every registered mechanism with a
-:meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); algorithms
-register theirs with :func:`register`: the white-box cases of the learning algorithms
-(:mod:`privkit.audits.algorithm_cases`) and their black-box end-to-end rows
-(:mod:`privkit.audits.end_to_end`) are registered when :data:`CASES` is first read.
+:meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); an estimator
+declares its rows next to itself too, with :func:`audit_row` in its family folder's
+``audit_cases`` module (``privkit/algorithms/<family>/audit_cases.py``): the white-box
+rows on one randomised stage and the black-box end-to-end rows ``NAME_e2e`` (run by
+:mod:`privkit.audits.end_to_end`). :func:`discover_algorithm_rows` imports every such
+module whenever :data:`CASES` is read; other systems register with :func:`register`.
 Estimators audited end to end on their whole transcript are found (or registered) by
 :mod:`privkit.audits.estimators`.
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import numpy as np
@@ -28,8 +30,9 @@ from privkit.audits.result import AuditResult
 from privkit.mechanism import Mechanism, registered_mechanisms
 from privkit.neighbouring import Neighbouring
 
-__all__ = ["CASES", "DEFAULT_TRIALS", "AuditCase", "discrete_gaussian_ceiling",
-           "discrete_gaussian_pair_epsilon", "register", "run_case"]
+__all__ = ["CASES", "DEFAULT_TRIALS", "ROWS_MODULE", "AuditCase", "audit_row",
+           "declared_rows", "discover_algorithm_rows", "discrete_gaussian_ceiling",
+           "discrete_gaussian_pair_epsilon", "register", "row_estimator", "run_case"]
 
 A = Neighbouring.ADD_REMOVE
 R = Neighbouring.REPLACE_ONE
@@ -123,12 +126,80 @@ def run_case(case: AuditCase, *, name: str, trials: int | None = None,
 
 
 _ALGORITHMS: dict[str, Callable[..., AuditCase]] = {}
+#: The module each row declared with :func:`audit_row` was declared in.
+_DECLARED_IN: dict[str, str] = {}
+#: The estimator (a class name exported by the declaring module's package) each row
+#: declared with :func:`audit_row` audits.
+_ESTIMATOR: dict[str, str] = {}
+#: The module name under which each family folder of :mod:`privkit.algorithms` declares
+#: its estimators' rows (found by :func:`discover_algorithm_rows`).
+ROWS_MODULE = "audit_cases"
 
 
 def register(name: str, build: Callable[..., AuditCase]) -> None:
     """Make ``privkit audit NAME`` run ``build(epsilon, delta)`` (for systems that are not
-    a single mechanism; a mechanism's case comes from its ``worst_case``)."""
+    a single mechanism; a mechanism's case comes from its ``worst_case``). Estimators
+    declare theirs with :func:`audit_row`."""
     _ALGORITHMS[name] = build
+
+
+Build = TypeVar("Build", bound=Callable[..., AuditCase])
+
+
+def audit_row(name: str, *, estimator: str) -> Callable[[Build], Build]:
+    """Declare the function below as the builder of ``privkit audit NAME``, a row that
+    audits ``estimator`` (a class its family package exports).
+
+    An estimator declares its rows next to itself, as a mechanism declares its worst
+    case: in its family folder's ``audit_cases`` module
+    (``privkit/algorithms/<family>/audit_cases.py``), white-box rows (one stage, only its
+    noise redrawn) and black-box end-to-end rows (``NAME_e2e``: the public ``fit``) alike.
+    :func:`discover_algorithm_rows` imports every such module; there is no list.
+    """
+
+    def declare(build: Build) -> Build:
+        register(name, build)
+        _DECLARED_IN[name] = build.__module__
+        _ESTIMATOR[name] = estimator
+        return build
+
+    return declare
+
+
+def declared_rows(module: str) -> dict[str, Callable[..., AuditCase]]:
+    """The rows :func:`audit_row` declared in ``module`` (a dotted module name)."""
+    return {name: _ALGORITHMS[name] for name, where in _DECLARED_IN.items()
+            if where == module}
+
+
+def row_estimator(name: str) -> str:
+    """The estimator a row declared with :func:`audit_row` audits (its class name)."""
+    return _ESTIMATOR[name]
+
+
+def discover_algorithm_rows() -> list[str]:
+    """Import the ``audit_cases`` module of every family folder of
+    :mod:`privkit.algorithms` (a subpackage holding a module of that name, found on the
+    package's path without importing the others) and return their dotted names. Without
+    the algorithms' optional dependencies (scikit-learn) there are none."""
+    import importlib
+    import os
+    import pkgutil
+
+    try:
+        import privkit.algorithms as algorithms
+    except ModuleNotFoundError:
+        return []
+    found = []
+    for root in algorithms.__path__:
+        for family in pkgutil.iter_modules([root]):
+            folder = os.path.join(root, family.name)
+            if family.ispkg and any(m.name == ROWS_MODULE
+                                    for m in pkgutil.iter_modules([folder])):
+                found.append(f"{algorithms.__name__}.{family.name}.{ROWS_MODULE}")
+    for module in sorted(set(found)):
+        importlib.import_module(module)
+    return sorted(set(found))
 
 
 def mechanism_case(cls: type[Mechanism]) -> Callable[..., AuditCase]:
@@ -265,11 +336,9 @@ class _Cases(Mapping[str, Callable[..., AuditCase]]):
     afresh on each access, so a mechanism defined after import is covered."""
 
     def _all(self) -> dict[str, Callable[..., AuditCase]]:
-        # the learning algorithms' rows register themselves on import (here, not at the
-        # top: they import this module)
-        import privkit.audits.algorithm_cases
-        import privkit.audits.end_to_end  # noqa: F401
-
+        # the estimators' rows declare themselves on import (here, not at the top: their
+        # modules import this one)
+        discover_algorithm_rows()
         found = {kind: mechanism_case(cls) for kind, cls in registered_mechanisms().items()
                  if _has_worst_case(cls)}
         found.update(_ALGORITHMS)

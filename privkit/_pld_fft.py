@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privkit._pld_grid import Rows
-from privkit.pld import SAFE_SUM, PrivacyLossDistribution, log_weighted_sums
+from privkit.pld import SAFE_SUM, PrivacyLossDistribution, exp_ramp, log_weighted_sums
 
 __all__ = ["Group", "Tilts", "compose", "log_mgf"]
 
@@ -71,7 +71,7 @@ class Group:
 def log_mgf(rows: Rows, tilts: Array = TILTS) -> Array:
     """``log sum_j p_rj e^(t l_j)`` for each row r and tilt t (``-inf`` for an empty row):
     shape (n, len(tilts)). The mass at +infinity is not included."""
-    return log_weighted_sums(rows.pmf, rows.losses, tilts)
+    return log_weighted_sums(rows.pmf, rows.losses, tilts, rows.step)
 
 
 @attrs.frozen
@@ -190,7 +190,8 @@ def _tilted(rows: Rows, theta: float) -> tuple[Array, Array]:
     losses = rows.losses
     centre = theta * (losses[0] + losses[-1]) / 2 if losses.size else 0.0
     with np.errstate(over="ignore", invalid="ignore"):
-        p = rows.pmf * np.exp(theta * losses - centre)
+        p = rows.pmf * exp_ramp(theta * losses[0] - centre if losses.size else 0.0,
+                                theta * rows.step, losses.size)
     total = np.sum(p, axis=1)
     with np.errstate(divide="ignore"):
         log_norm = np.log(total) + centre
@@ -233,15 +234,20 @@ def _tree(rows: Array, limit: int) -> list[tuple[Array, int]]:
 
 
 def _power(spectrum: NDArray[np.complex128], count: int) -> NDArray[np.complex128]:
+    """``spectrum ** count`` by repeated squaring, in place of ``spectrum`` (which it
+    overwrites)."""
     result: NDArray[np.complex128] | None = None
     base = spectrum
     while True:
         if count & 1:
-            result = base if result is None else result * base
+            if result is None:
+                result = base if count == 1 else base.copy()
+            else:
+                result *= base
         count >>= 1
         if not count:
             break
-        base = base * base
+        base *= base
     assert result is not None
     return result
 
@@ -283,29 +289,71 @@ def compose(groups: Sequence[Group], *, theta: float, tilts: Tilts, tail: float,
             term = fft.rfft(row if row.size <= size else _fold(row, size), size)
             spectrum *= _power(term, g.count) if g.count > 1 else term
     circle = fft.irfft(spectrum, size)
-    tilted = np.roll(circle, -((first - base) % size))
-    noise = max(_NOISE_FACTOR * max(0.0, -float(tilted.min())),
-                8 * _EPS * math.log2(size) * float(np.max(np.abs(tilted))), 1e-300)
-    indices = np.arange(first, first + size)
-    log_untilt = log_scale - theta * indices.astype(float) * step
+    low, high = float(circle.min()), float(circle.max())
+    noise = max(_NOISE_FACTOR * max(0.0, -low),
+                8 * _EPS * math.log2(size) * max(high, -low), 1e-300)
     infinity = _infinity(log_finite, log_total)
     # no mass lies beyond what the sum can reach: those entries are 0, rounding aside;
     # masses at negative losses do not enter the curve at eps >= 0, and no mass exceeds 1
-    # (a cap that keeps both bounds: the exact masses are at most 1)
-    beyond = (indices < max(tilts.lowest, 0)) | (indices > tilts.highest)
+    # (a cap that keeps both bounds: the exact masses are at most 1): only the indices
+    # from max(first, 0, lowest) to min(first + size - 1, highest) are computed
+    lo = max(first, tilts.lowest, 0)
+    hi = min(first + size - 1, tilts.highest)
     if upper:
-        pmf = np.exp(np.minimum(np.log(np.maximum(tilted, 0.0) + noise) + log_untilt, 0.0))
-        pmf[beyond] = 0.0
+        pmf = _untilted(_arc(circle, lo - base, hi - lo + 1), log_scale, theta, step, lo,
+                        raise_by=noise)
         if first > 0:  # what lies below the window (and above 0) is moved up to it
+            if pmf.size == 0:
+                pmf = np.zeros(1)
             pmf[0] += tilts.mass_below(first - 1)
         infinity += tilts.mass_above(first + size)  # what lies above it is charged
-        return _trimmed(step, first, pmf, min(infinity, 1.0))
+        return _trimmed(step, lo, pmf, min(infinity, 1.0))
     alias = tilts.upper_tail(first + size, theta) + tilts.lower_tail(first - 1, theta)
-    with np.errstate(divide="ignore"):
-        log_pmf = np.log(np.maximum(tilted - noise - alias, 0.0)) + log_untilt
-    pmf = np.exp(np.minimum(log_pmf, 0.0))
-    pmf[beyond] = 0.0
-    return _trimmed(step, first, pmf, min(infinity, 1.0))
+    pmf = _untilted(_arc(circle, lo - base, hi - lo + 1), log_scale, theta, step, lo,
+                    lower_by=noise + alias)
+    return _trimmed(step, lo, pmf, min(infinity, 1.0))
+
+
+def _arc(circle: Array, start: int, length: int) -> Array:
+    """``length`` consecutive entries of ``circle`` from ``start`` (modulo its size), a
+    new array."""
+    size = circle.size
+    if length <= 0:
+        return np.zeros(0)
+    start %= size
+    if start + length <= size:
+        return circle[start: start + length].copy()
+    return np.concatenate([circle[start:], circle[: start + length - size]])
+
+
+#: Untilting multiplies by ``e^x``: directly while every such ``x`` is within this (no
+#: overflow, no underflow below the normal range), else in log space.
+_DIRECT = 700.0
+
+
+def _untilted(tilted: Array, log_scale: float, theta: float, step: float, first: int, *,
+              raise_by: float = 0.0, lower_by: float = 0.0) -> Array:
+    """The masses at the grid indices ``i`` from ``first`` on, untilted (times
+    ``e^(log_scale - theta i step)``) and capped at 1, from the tilted ones: raised by
+    ``raise_by`` (the upper PLD: ``max(tilted, 0) + raise_by``) or lowered by
+    ``lower_by`` (the lower one: ``max(tilted - lower_by, 0)``). In place of ``tilted``."""
+    if lower_by:
+        tilted -= lower_by
+    np.maximum(tilted, 0.0, out=tilted)
+    if raise_by:
+        tilted += raise_by
+    start = log_scale - theta * first * step  # the exponent is a ramp from here
+    end = start - theta * (tilted.size - 1) * step
+    if max(abs(start), abs(end)) < _DIRECT:
+        tilted *= exp_ramp(start, -theta * step, tilted.size)
+    else:
+        index = np.arange(first, first + tilted.size, dtype=float)
+        with np.errstate(divide="ignore"):
+            np.log(tilted, out=tilted)
+        tilted += log_scale - theta * index * step
+        np.exp(tilted, out=tilted)
+    np.minimum(tilted, 1.0, out=tilted)
+    return tilted
 
 
 def _infinity(log_finite: float, log_total: float) -> float:
@@ -329,5 +377,6 @@ def _trimmed(step: float, first: int, pmf: Array, infinity: float) -> PrivacyLos
         return PrivacyLossDistribution(step=step, offset=first, pmf=np.zeros(1),
                                        infinity_mass=infinity)
     lo, hi = int(live[0]), int(live[-1]) + 1
-    return PrivacyLossDistribution(step=step, offset=first + lo, pmf=pmf[lo:hi].copy(),
+    kept = pmf if lo == 0 and hi == pmf.size else pmf[lo:hi].copy()
+    return PrivacyLossDistribution(step=step, offset=first + lo, pmf=kept,
                                    infinity_mass=infinity)

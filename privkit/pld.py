@@ -44,7 +44,7 @@ from privkit._pld_grid import Rows, discretise_rows, grid_span
 from privkit.guarantees import Guarantee
 
 __all__ = ["SAFE_SUM", "PLDGuarantee", "PrivacyLossDistribution", "discretise", "dominating_pld",
-           "log_weighted_sums"]
+           "exp_ramp", "log_weighted_sums"]
 
 Profile = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 #: How far below a PLD's top loss its suffix sums of ``p e^(top - l)`` reach.
@@ -56,24 +56,62 @@ SAFE_SUM = 1e-200
 _RENYI_POINTS = 1024
 
 
+#: :func:`exp_ramp`'s blocks span at most this much of the exponent.
+_RAMP_SPAN = 16.0
+
+
+def exp_ramp(start: float, rate: float, n: int) -> NDArray[np.float64]:
+    """``e^(start + rate j)`` for ``j = 0, ..., n - 1``, with about ``2 sqrt(n)``
+    exponentials instead of ``n``.
+
+    The exponents of a uniform grid form a ramp, so each value is a product
+    ``e^(start + rate B k) e^(rate r)`` (``j = B k + r``, ``0 <= r < B``): one
+    exponential per block of ``B`` consecutive entries and ``B`` shared ones. Each factor
+    is the exponential of an argument rounded as the direct one's is, and
+    ``|rate| B <= 16`` keeps the second factors within ``e^(+-16)``: the product is within
+    a few units in the last place of the direct value wherever that is a normal number
+    (a block factor that underflows loses only values below ``e^-729``).
+    """
+    if n <= 0:
+        return np.zeros(0)
+    reach = _RAMP_SPAN / abs(rate) if abs(rate) * n > _RAMP_SPAN else n
+    block = min(math.isqrt(n) + 1, int(reach))
+    if block < 8:
+        out: NDArray[np.float64] = np.exp(start + rate * np.arange(n, dtype=float))
+        return out
+    count = -(-n // block)
+    coarse = np.exp(start + (rate * block) * np.arange(count, dtype=float))
+    fine = np.exp(rate * np.arange(block, dtype=float))
+    out = np.multiply.outer(coarse, fine).ravel()[:n]
+    return out
+
+
 def log_weighted_sums(pmf: NDArray[np.float64], losses: NDArray[np.float64],
-                      tilts: NDArray[np.float64]) -> NDArray[np.float64]:
+                      tilts: NDArray[np.float64], step: float | None = None
+                      ) -> NDArray[np.float64]:
     """``log sum_j pmf[r, j] e^(t losses[j])`` for each row r of ``pmf`` (or the one row
     of a 1-d ``pmf``) and each tilt t: shape (rows, tilts); ``-inf`` for an empty row.
 
     The rows share their losses, so each tilt's weights ``e^(t l_j - c_t)`` form one
     vector (``c_t``, the largest exponent, keeps every weight at most 1) and all sums are
-    one product of the masses with a matrix of weights, with no exponential per mass;
-    the sums too small to trust (:data:`SAFE_SUM`: terms lost to underflow) are redone in
-    log space.
+    one product of the masses with a matrix of weights, with no exponential per mass
+    (with ``step``, the losses are ``losses[0] + j step``, and the weights are ramps,
+    :func:`exp_ramp`); the sums too small to trust (:data:`SAFE_SUM`: terms lost to
+    underflow) are redone in log space.
     """
     rows = np.atleast_2d(np.asarray(pmf, dtype=float))
     t = np.asarray(tilts, dtype=float)
     if losses.size == 0:
         return np.full((rows.shape[0], t.size), -math.inf)
     centre = np.maximum(t * losses[0], t * losses[-1])
-    weights = np.exp(np.outer(losses, t) - centre)
-    sums = np.einsum("ij,jk->ik", rows, weights)  # not BLAS: its threads are slow here
+    weights = np.empty((t.size, losses.size))  # a row per tilt
+    for k in range(t.size):
+        if step is None:
+            weights[k] = np.exp(t[k] * losses - centre[k])
+        else:
+            weights[k] = exp_ramp(float(t[k] * losses[0] - centre[k]), float(t[k]) * step,
+                                  losses.size)
+    sums = np.einsum("ij,kj->ik", rows, weights)  # not BLAS: its threads are slow here
     with np.errstate(divide="ignore"):
         out: NDArray[np.float64] = np.log(sums) + centre
     unsafe = ~(sums >= SAFE_SUM)
@@ -109,6 +147,8 @@ class PrivacyLossDistribution:
         init=False, default=None, repr=False, eq=False)
     _losses: NDArray[np.float64] | None = attrs.field(init=False, default=None, repr=False,
                                                       eq=False)
+    _epsilons: dict[float, float] = attrs.field(init=False, factory=dict, repr=False,
+                                                eq=False)
 
     @property
     def losses(self) -> NDArray[np.float64]:
@@ -132,9 +172,10 @@ class PrivacyLossDistribution:
             ell = self.losses
             top = float(ell[-1])
             s0 = np.concatenate([np.cumsum(self.pmf[::-1])[::-1], [0.0]])
-            far = ell < top - _SPAN  # dropped from S1: their queries sum directly
-            weights = self.pmf * np.exp(np.where(far, 0.0, top - ell))
-            weights[far] = 0.0
+            near = int(np.count_nonzero(ell >= top - _SPAN))  # the others are dropped
+            weights = np.zeros(ell.size)  # from S1: their queries sum directly
+            weights[ell.size - near:] = (self.pmf[ell.size - near:]
+                                         * exp_ramp(0.0, self.step, near)[::-1])
             s1 = np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
             object.__setattr__(self, "_sums", (s0, s1, top))
         assert self._sums is not None
@@ -150,8 +191,15 @@ class PrivacyLossDistribution:
         Between consecutive grid losses ``delta(eps) = S0 - e^eps S1 + P[inf]`` with S0,
         S1 the sums of ``p`` and ``p e^-L`` over the losses above; the crossing segment is
         found on the grid and the equation solved in closed form. The result is rounded
-        up until :meth:`delta_at` confirms it.
+        up until :meth:`delta_at` confirms it; it is kept (the PLD does not change), so a
+        question asked again costs nothing.
         """
+        key = float(delta)
+        if key not in self._epsilons:
+            self._epsilons[key] = self._solve_epsilon(key)
+        return self._epsilons[key]
+
+    def _solve_epsilon(self, delta: float) -> float:
         if self.infinity_mass > delta:
             return math.inf
         if self.delta_at(0.0) <= delta:
@@ -335,7 +383,7 @@ class PLDGuarantee(Guarantee):
             width = -(-p.pmf.size // _RENYI_POINTS)  # cells merged into one
             pmf = np.pad(p.pmf, (0, -p.pmf.size % width)).reshape(-1, width).sum(axis=1)
             losses = (p.offset + width * np.arange(pmf.size)) * p.step
-            total = log_weighted_sums(pmf, losses, a - 1.0)[0]
+            total = log_weighted_sums(pmf, losses, a - 1.0, width * p.step)[0]
             best = np.maximum(best, total / (a - 1.0))
         return best
 

@@ -4,7 +4,7 @@
 
 Solves ``min_u ||E u - f||^2`` over ``u >= 0`` given only ``H = E^T E`` and ``E^T f = 1``
 (the least distance programming form of a convex hull's minimum-norm point, see
-:func:`privkit.algorithms.svdd._capped_min_norm`), by the active set of Lawson and Hanson,
+:func:`privkit.algorithms.svdd._svdd_dual._capped_min_norm`), by the active set of Lawson and Hanson,
 "Solving least squares problems" (1974), ch. 23, Algorithm NNLS. The passive set's
 ``H_PP = R^T R`` is kept as an upper Cholesky factor, updated by one column when a
 variable enters (``O(k^2)``) and by Givens rotations when one leaves (Golub, Van Loan,

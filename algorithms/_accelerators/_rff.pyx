@@ -2,8 +2,8 @@
 # cython: initializedcheck=False, nonecheck=False
 """Compiled kernels of random Fourier features: the feature map (Park 2022, eq. 4.5) and
 the gradient flow of the support function on it (eq. 5.2), used by
-:meth:`privkit.algorithms.random_features.RandomFourierFeatures.transform` and
-:func:`privkit.algorithms.equilibrium.descend`.
+:meth:`privkit.algorithms.kernels.random_features.RandomFourierFeatures.transform` and
+:func:`privkit.algorithms.svdd._equilibrium_dynamics.descend`.
 
 The kernels (``_rff_simd.h``) are vectorised within a row and compute every row by the
 same sequence of operations whatever the other rows, so a row's result is a function of

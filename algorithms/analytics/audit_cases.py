@@ -42,7 +42,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from privkit.audits.pairs import NeighbouringPair
-from privkit.audits.registry import AuditCase
+from privkit.audits.registry import AuditCase, audit_row, declared_rows
 from privkit.mechanisms import Exponential
 from privkit.neighbouring import Neighbouring
 
@@ -117,6 +117,7 @@ def _base(value: float, rows: int = _ROWS) -> dict[str, list[float]]:
     return {p: [value] * rows for p in (*_PARTS, *_EXTRA)}
 
 
+@audit_row("analytics_count", estimator="Query")
 def count_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Count: each of the unit's partitions gains one row."""
     query = _public({"n": Count()}, epsilon)
@@ -127,6 +128,7 @@ def count_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     return _case(query, _base(1.0), 1.0, statistic)
 
 
+@audit_row("analytics_sum", estimator="Query")
 def sum_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Sum on [-10, 10]: each of the unit's partitions gains one row at the bound."""
     query = _public({"s": Sum("x", lower=-10.0, upper=10.0)}, epsilon)
@@ -137,6 +139,7 @@ def sum_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     return _case(query, _base(0.0), 10.0, statistic)
 
 
+@audit_row("analytics_histogram", estimator="Query")
 def histogram_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Histogram of 4 buckets on [0, 4]: the unit's row lands in the last bucket."""
     query = _public({"h": Histogram("x", lower=0.0, upper=4.0, bins=4)}, epsilon)
@@ -158,6 +161,7 @@ def _moments(cols: dict[str, NDArray[np.float64]], mid: float
 _MOMENT_ROWS = 100
 
 
+@audit_row("analytics_mean", estimator="Query")
 def mean_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Mean on [0, 10] with the count released beside it: the unit adds a row at the
     upper bound (count +1, centred sum +5) to each partition."""
@@ -171,6 +175,7 @@ def mean_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     return _case(query, _base(5.0, _MOMENT_ROWS), 10.0, statistic)
 
 
+@audit_row("analytics_variance", estimator="Query")
 def variance_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Variance on [0, 10] with the count and mean beside it: count +1, centred sum +5,
     centred sum of squares +25 in each of the unit's partitions."""
@@ -196,6 +201,7 @@ def variance_case(epsilon: float, delta: float = 0.0) -> AuditCase:
 _QUANTILE_BINS = 20
 
 
+@audit_row("analytics_quantile", estimator="Query")
 def quantile_case(epsilon: float, delta: float = 0.0) -> AuditCase:
     """Median on [0, 1] over 40 buckets (see the module docstring)."""
     aggregation = Quantile("x", 0.5, lower=0.0, upper=1.0, bins=_QUANTILE_BINS)
@@ -215,6 +221,7 @@ def quantile_case(epsilon: float, delta: float = 0.0) -> AuditCase:
                  ceiling=min(1.0, 2.0 * math.log(ratio) / query.accounting.epsilon))
 
 
+@audit_row("analytics_selection", estimator="Query")
 def selection_case(epsilon: float, delta: float = 1e-5) -> AuditCase:
     """Partition selection alone (a keys-only query): the unit's two partitions hold
     ``ceil(threshold)`` units on D."""
@@ -231,13 +238,5 @@ def selection_case(epsilon: float, delta: float = 1e-5) -> AuditCase:
     return _case(query, values, 0.0, statistic)
 
 
-#: ``privkit audit`` names and builders.
-CASE_BUILDERS: dict[str, Callable[..., AuditCase]] = {
-    "analytics_count": count_case,
-    "analytics_sum": sum_case,
-    "analytics_mean": mean_case,
-    "analytics_variance": variance_case,
-    "analytics_histogram": histogram_case,
-    "analytics_quantile": quantile_case,
-    "analytics_selection": selection_case,
-}
+#: ``privkit audit`` names and builders: the rows declared above.
+CASE_BUILDERS: dict[str, Callable[..., AuditCase]] = declared_rows(__name__)

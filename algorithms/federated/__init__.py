@@ -12,6 +12,7 @@ module                  exports
 ``federated``           ``FedDPDRDPMLClassifier``, ``Participant``, ``Server`` (Alg. 1)
 ``flower``              ``FlowerFedDPDRDPMLClassifier`` (the same on Flower)
 ``_flower_processes``   the processes of a local Flower deployment
+``audit_cases``         the ``privkit audit`` rows of these estimators (white box and ``_e2e``)
 ======================  ===============================================================
 
 The private SVM stage is :mod:`privkit.algorithms.linear`'s objective perturbation; DP-PCA

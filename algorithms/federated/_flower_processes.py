@@ -9,6 +9,13 @@ with its whole tree (the SuperExec each one starts, and the ServerApp and Client
 processes those start), SIGTERM first and SIGKILL after a grace period, waits until they
 are gone, and deletes the folder. The caller's process starts no thread.
 
+The folder holds the participants' rows, so it must not outlive the fit. A SIGTERM to
+the caller during the deployment (when it arrives in the main thread and no handler of
+the caller's is set) ends the deployment as an interruption does, then exits with
+status 143. A caller killed with SIGKILL leaves its folder behind: the next
+:class:`Deployment` deletes every such folder, owner-only, of this user, whose owner file
+names a process that is gone (:func:`remove_stale`).
+
 .. versionadded:: 0.3.0
 """
 
@@ -20,9 +27,11 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -30,9 +39,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-__all__ = ["Deployment", "alive", "process_tree", "write_atomically"]
+__all__ = ["Deployment", "alive", "process_tree", "remove_stale", "write_atomically"]
 
 HOST = "127.0.0.1"
+#: A deployment's folder in the temporary directory, and the file in it that names the
+#: process that made it (``pid start-time``).
+PREFIX = "privkit-flower-"
+OWNER = "owner"
 #: Seconds a process gets to end after SIGTERM before SIGKILL.
 GRACE = 5.0
 
@@ -83,6 +96,46 @@ def alive(pid: int) -> bool:
         return not Path("/proc").is_dir()
 
 
+def _started(pid: int) -> str | None:
+    """``pid``'s start time (clock ticks since boot, Linux ``/proc``), which tells it from
+    a later process with the same id; None when no process ``pid`` runs."""
+    if not alive(pid):
+        return None
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "?"  # no /proc: alive, start time unknown
+
+
+def remove_stale() -> list[Path]:
+    """Delete the deployment folders left behind by processes that are gone (a caller
+    killed with SIGKILL runs no cleanup): folders ``privkit-flower-*`` in the temporary
+    directory, owned by this user and by no one else (mode ``0o700``, as ``mkdtemp`` makes
+    them), whose owner file names a process that no longer runs. Anything else (another
+    user's folder, one without an owner file, one whose process runs) is left alone.
+    Returns the folders deleted."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(PREFIX + "*"):
+        try:
+            info = path.lstat()
+            if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
+                    or info.st_mode & 0o077):
+                continue
+            pid, started = (path / OWNER).read_text().split()
+            if _started(int(pid)) in (started, "?"):
+                continue  # its process still runs
+        except (OSError, ValueError):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM during a deployment: unwind (the ``with`` ends it), then exit 143."""
+    raise SystemExit(128 + signum)
+
+
 def _die_with_parent() -> None:
     """In a started process, before it runs (Linux): SIGTERM it when its parent dies, so a
     caller killed outright (SIGTERM, SIGKILL: no ``finally`` runs) leaves no SuperLink or
@@ -115,7 +168,14 @@ class Deployment:
         self._watched: list[str] = []  # the processes the run needs
 
     def __enter__(self) -> Deployment:
-        self.folder = Path(tempfile.mkdtemp(prefix="privkit-flower-"))
+        remove_stale()
+        self.folder = Path(tempfile.mkdtemp(prefix=PREFIX))
+        write_atomically(self.folder / OWNER,
+                         f"{os.getpid()} {_started(os.getpid())}".encode())
+        self._previous: Any = None
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
+            self._previous = signal.signal(signal.SIGTERM, _terminated)
         self.deadline = time.monotonic() + self.timeout
         self.env = {**os.environ, "FLWR_HOME": str(self.folder / "home"),
                     "FLWR_DISABLE_UPDATE_CHECK": "1",
@@ -131,6 +191,8 @@ class Deployment:
             self.stop()
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+            if self._previous is not None:
+                signal.signal(signal.SIGTERM, self._previous)
 
     def _spawn(self, name: str, command: Sequence[str]) -> subprocess.Popen[bytes]:
         log = open(self.folder / "logs" / f"{name}.log", "wb")  # noqa: SIM115 (closed in stop)

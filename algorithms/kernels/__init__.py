@@ -19,6 +19,7 @@ module                 exports
 ``random_features``    ``RandomFourierFeatures`` (Rahimi, Recht 2007), which Park 2022's
                        system (:mod:`privkit.algorithms.svdd`) uses too
 ``dpksvmel``           ``DPKSVMEL`` (as published), ``DPKSVMELCorrected`` (private)
+``audit_cases``        the ``privkit audit`` rows of these estimators (white box and ``_e2e``)
 =====================  ================================================================
 
 This family imports :mod:`privkit.algorithms.linear` (the K-means Nyström learner's

@@ -337,7 +337,8 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         ``budget_filter``: a :class:`~privkit.BudgetFilter`; the plan is spent on it
         before any noise is drawn (refused with nothing run if it does not fit).
         """
-        X = private_rows(X, _OWNER)
+        X = private_rows(X, _OWNER, chunk_size=check.positive_int(
+            "chunk_size", self.chunk_size, _OWNER))
         n, d = (int(v) for v in X.shape)
         relation, _, _ = self._validate()
         public_n = n if relation is Neighbouring.REPLACE_ONE else None

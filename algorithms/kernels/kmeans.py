@@ -82,7 +82,14 @@ from privkit.plan import Block, Repeat, Sequential
 
 from .._audit_case import TranscriptCase
 from .._certified import certified
-from .._rows import is_dask_array, private_rows, query_rows
+from .._rows import (
+    dask_row_blocks,
+    is_dask_array,
+    map_pieces,
+    piece_results,
+    private_rows,
+    query_rows,
+)
 from .._spend import charge
 
 __all__ = [
@@ -186,18 +193,20 @@ def row_block_sums(X: Any, function: Callable[[NDArray[Any]], NDArray[np.float64
                    chunk_size: int) -> NDArray[np.float64]:
     """``sum over row blocks of function(block)``, in block order, for numpy or dask X.
 
-    The blocks are rows ``[i * chunk_size, (i + 1) * chunk_size)`` in both cases (a dask
-    array is rechunked to them), and the partial results are added in the same order on
-    the client, so both give bit-identical results. With no rows, ``function`` sees one
-    empty block.
+    The pieces are rows ``[i * chunk_size, (i + 1) * chunk_size)`` in both cases (a dask
+    task reads one block of whole pieces, :func:`~privkit.algorithms._rows.dask_row_blocks`,
+    and returns each piece's result), and the partial results are added in the same order
+    on the client, so both give bit-identical results. With no rows, ``function`` sees one
+    empty piece.
     """
     n = X.shape[0]
     if is_dask_array(X) and n > 0:
         from dask.base import compute
         from dask.delayed import delayed
 
-        blocks = X.rechunk((chunk_size, X.shape[1])).to_delayed().ravel()
-        partials = list(compute(*[delayed(function)(b) for b in blocks]))  # type: ignore[no-untyped-call]
+        blocks = dask_row_blocks(X, chunk_size).to_delayed().ravel()
+        tasks = [delayed(piece_results)(b, function, chunk_size) for b in blocks]
+        partials = [p for block in compute(*tasks) for p in block]  # type: ignore[no-untyped-call]
     else:
         rows = np.asarray(X[:0]) if n == 0 else X
         partials = [function(rows[i:i + chunk_size]) for i in range(0, max(n, 1), chunk_size)]
@@ -207,11 +216,12 @@ def row_block_sums(X: Any, function: Callable[[NDArray[Any]], NDArray[np.float64
 
 def map_row_blocks(X: Any, function: Callable[[NDArray[Any]], NDArray[np.float64]],
                    n_columns: int, chunk_size: int) -> Any:
-    """``function`` applied to each row block: a numpy array for numpy X, a lazy dask
-    array (same blocks) for dask X."""
+    """``function`` applied to each ``chunk_size``-row piece: a numpy array for numpy X, a
+    lazy dask array for dask X (blocks of whole pieces, as :func:`row_block_sums`)."""
     if is_dask_array(X):
-        Y = X.rechunk((chunk_size, X.shape[1]))
-        return Y.map_blocks(function, chunks=(Y.chunks[0], (n_columns,)), dtype=np.float64)
+        Y = dask_row_blocks(X, chunk_size)
+        return Y.map_blocks(map_pieces, function, n_columns, chunk_size,
+                            chunks=(Y.chunks[0], (n_columns,)), dtype=np.float64)
     out = np.empty((X.shape[0], n_columns))
     for i in range(0, X.shape[0], chunk_size):  # filled in place: no concatenation copy
         out[i:i + chunk_size] = function(X[i:i + chunk_size])
@@ -378,7 +388,8 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         ``budget_filter``: a :class:`~privkit.BudgetFilter`; the plan is spent on it
         before any noise is drawn (refused with nothing run if it does not fit).
         """
-        X = private_rows(X, _OWNER)
+        X = private_rows(X, _OWNER, chunk_size=check.positive_int(
+            "chunk_size", self.chunk_size, _OWNER))
         d = int(X.shape[1])
         plan = self._plan(d)
         sum_block, count_block = self.iteration_blocks(d)

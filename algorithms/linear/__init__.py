@@ -15,6 +15,7 @@ module                 exports
 ``_linear``            scores, labels from scores, the checks of query and training rows
 ``_solvers``           the regularised ERM solvers (L-BFGS polished by Newton steps)
 ``_losses``            the convex margin losses, gradients and curvature bounds
+``audit_cases``        the ``privkit audit`` rows of these estimators (white box and ``_e2e``)
 =====================  ================================================================
 
 The other families build on these solvers (the K-means Nystrom learner, DPDR-DPML, the

@@ -12,7 +12,7 @@ module               exports
 ``lp_svm``           ``LPSVMClassifier`` (Alg. 3)
 ``_lp_svm_forms``    the soft- and hard-margin LP forms (eq. 4-5) and their non-private
                      reference
-``_lp_svm_audit``    the white-box audit case ``lp_svm_dmw``
+``audit_cases``      the ``privkit audit`` rows ``lp_svm_dmw`` and ``lp_svm_dmw_e2e``
 ===================  ==================================================================
 
 The thesis' Chaudhuri et al. baselines (its Alg. 1-2) are :mod:`privkit.algorithms.linear`,

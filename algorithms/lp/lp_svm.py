@@ -41,7 +41,6 @@ from ..linear._linear import LinearModel, private_fit_inputs, transcript_fixture
 from ..linear._losses import MarginLoss
 from ..linear._solvers import solve_erm
 from ..linear.erm import ObjectivePerturbationClassifier
-from ._lp_svm_audit import audit_case as audit_case
 from ._lp_svm_forms import hard_margin_lp as hard_margin_lp
 from ._lp_svm_forms import soft_margin_lp as soft_margin_lp
 from ._lp_svm_forms import solve_lp_svm as solve_lp_svm
@@ -53,8 +52,8 @@ from .private_lp import (
     step_mechanism,
 )
 
-__all__ = ["LPSVMClassifier", "audit_case", "hard_margin_lp", "paper_step_epsilon",
-           "soft_margin_lp", "solve_lp_svm"]
+__all__ = ["LPSVMClassifier", "hard_margin_lp", "paper_score_sensitivity",
+           "paper_step_epsilon", "soft_margin_lp", "solve_lp_svm"]
 
 R = Neighbouring.REPLACE_ONE
 
@@ -83,6 +82,15 @@ def paper_step_epsilon(*, epsilon: float, n_iterations: int, delta: float) -> fl
     return eps / math.sqrt(8.0 * steps * math.log(1.0 / d))
 
 
+def paper_score_sensitivity(score: str, *, density: float, optimum: float) -> float:
+    """The thesis's sensitivities of the DMW scores for the SVM (``a = c_j = 1``): eq. 12,
+    ``3 OPT / s`` (slack), and eq. 14, ``2 / s`` (count). They hold but are loose by 3/2
+    and 2 (:func:`~privkit.algorithms.lp.private_lp.score_sensitivity` proves the tight
+    ones); ``accounting="paper"`` calibrates its noise by them, as the thesis ran it."""
+    tight = score_sensitivity(score, density=density, optimum=optimum)
+    return tight * (2.0 if score == "count" else 1.5)
+
+
 class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Linear SVM from the LP formulation, solved by private dense multiplicative weights.
 
@@ -91,7 +99,8 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     ``T = 36 rho^2 log(n) / alpha^2`` iterations, ``eta = sqrt(log(n) / T)``, weights
     initialised to ``s / n``, density ``s``; at each iteration the exponential mechanism
     picks a vertex ``OPT e_j`` (``j < 2p``) by its score, whose sensitivity is
-    ``3 OPT / s`` (eq. 12) or, for ``quality="count"``, ``2 / s`` (eq. 14); the output is
+    ``2 OPT / s`` or, for ``quality="count"``, ``1 / s`` (tighter than the thesis's eq. 12
+    and 14, ``3 OPT / s`` and ``2 / s``: see Notes); the output is
     ``w = x_bar[:p] - x_bar[p:]`` for the average ``x_bar`` of the chosen vertices.
 
     Parameters
@@ -175,16 +184,16 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     Notes
     -----
     **Neighbouring.** REPLACE_ONE: each row is one constraint, and ``n`` is public.
-    Eq. 12's bound ``3 OPT / s`` holds for a replaced row: the dense projections of the two
-    weight vectors, which differ in that row only, are within ``2/s`` in L1 (Hsu et al.,
-    Lemma 3.5) and the row's own weight is at most ``1/s``.
+    The scores' sensitivities are :func:`~privkit.algorithms.private_lp.score_sensitivity`'s
+    (proof there).
 
     **What the thesis claims, and what privkit finds.** The thesis sets
     ``eps' = eps / sqrt(8 T log(1/delta))`` (its Theorem 1, a simplification of Dwork,
     Rothblum, Vadhan 2010; :func:`privkit.composition.reijden_composition_epsilon`) and claims
     (eps, delta) for Algorithm 3; but OPT comes from Algorithm 2, run at its own epsilon,
     which the claim leaves out. With ``accounting="paper"`` privkit runs exactly that
-    (Algorithm 2 at ``epsilon``, the T steps at the thesis's eps') and ``guarantee_`` is
+    (Algorithm 2 at ``epsilon``, the T steps at the thesis's eps', their noise calibrated
+    to the thesis's eq. 12 or 14: :func:`paper_score_sensitivity`) and ``guarantee_`` is
     what it really spends: more than ``epsilon`` (Algorithm 2's ``epsilon`` plus what the
     T steps cost, which privkit certifies at well under ``epsilon`` because every step is
     an exponential mechanism, whose bounded-range profile composes far better than pure
@@ -201,9 +210,11 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     nothing is adaptive, and the calibration runs against the tightest accountant on the
     whole plan, Algorithm 2 included. Either way ``guarantee_`` is (epsilon, delta).
 
-    **Tighter than eq. 12.** Replacing one row moves the other rows' projected weights all
-    in one direction (the projection's ``zeta`` is monotone), which bounds the slack
-    score's change by ``2 OPT / s``; privkit keeps the thesis's ``3 OPT / s``.
+    **Tighter than eq. 12 and 14.** Replacing one row moves the other rows' projected
+    weights all in one direction (the projection's ``zeta`` is monotone), which bounds the
+    slack score's change by ``2 OPT / s`` and the count's by ``1 / s``, both attained;
+    privkit declares these (until 0.3.0 it kept the thesis's ``3 OPT / s`` and ``2 / s``),
+    so each step's noise is 2/3 (slack) or 1/2 (count) of what it was at the same epsilon.
 
     Examples
     --------
@@ -410,7 +421,9 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
         if self.n_iterations is not None:
             steps = self.n_iterations
         eta = math.sqrt(math.log(max(n, 2)) / steps)
-        sens = score_sensitivity(self.quality, density=s, optimum=opt)
+        sensitivity = (paper_score_sensitivity if self.accounting == "paper"
+                       else score_sensitivity)
+        sens = sensitivity(self.quality, density=s, optimum=opt)
         mechanism = None
         step = math.inf
         if first is not None:
@@ -460,7 +473,7 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
     def transcript_case(cls, *, declare_classes: bool = True) -> TranscriptCase:
         """The end-to-end transcript audit's fixture (:func:`~privkit.algorithms.linear._linear.
         transcript_fixture`) with a public T = 2 and the count score (whose sensitivity
-        ``2 / s`` is public), so a fit takes milliseconds. Declared: ``classes=[0, 1]``
+        ``1 / s`` is public), so a fit takes milliseconds. Declared: ``classes=[0, 1]``
         at (1, 1e-3); D holds both, so ``new_label`` 2 is outside them (the LP-SVM is
         binary) and its record is neutral. Private: (8, 1e-3)."""
         params: dict[str, Any] = {"delta": 1e-3, "quality": "count", "n_iterations": 2,

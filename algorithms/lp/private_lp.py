@@ -32,7 +32,9 @@ exponential mechanism (thesis section 3.3).
 .. versionchanged:: 0.3.0
    A constraint beyond the public bounds is clipped onto them and a non-finite one made
    neutral, silently (they were refused, with the offending value in the message);
-   :func:`calibrate_step_epsilon` is memoised.
+   :func:`calibrate_step_epsilon` is memoised. :func:`score_sensitivity` declares the
+   tight sensitivities ``2 OPT a / (s c_min)`` and ``1 / s`` (the thesis's eq. 12 and 14,
+   ``3 OPT a / (s c_min)`` and ``2 / s``, are loose): less noise for the same epsilon.
 """
 
 from __future__ import annotations
@@ -121,30 +123,48 @@ def dmw_iterations(n_constraints: int, *, width: float, accuracy: float) -> tupl
 
 def score_sensitivity(score: str, *, density: float, optimum: float = 1.0,
                       entry_bound: float = 1.0, min_cost: float = 1.0) -> float:
-    """The L-infinity sensitivity of the quality scores under REPLACE_ONE.
+    """The L-infinity sensitivity of the quality scores under REPLACE_ONE (tight).
 
     Notes
     -----
     ``"slack"``: the score of vertex ``x_j = (OPT / c_j) e_j`` is ``-(OPT / c_j) p . A_j``
     (the weighted slack ``p . (b - A x_j)`` less ``p . b``, which is the same for every
-    candidate and so does not change the exponential mechanism's choice). Thesis eq. 12
-    (after Hsu et al. 2014, Lemma 3.5 on dense projections, ``||p - p'||_1 <= 2/s``, plus
-    the changed row's own weight ``<= 1/s``) gives ``3 OPT a / (s c_min)`` with ``a`` the
-    public bound on ``|A_ij|``; for the SVM (``a = c_j = 1``) ``3 OPT / s``.
+    candidate and so does not change the exponential mechanism's choice); its change is
+    at most ``2 OPT a / (s c_min)``, with ``a`` the public bound on ``|A_ij|``; for the
+    SVM (``a = c_j = 1``) ``2 OPT / s``.
 
-    ``"count"``: the score ``sum_i p_i 1(A_i x_j <= b_i + phi)`` (thesis eq. 13) moves by
-    at most ``2 / s`` (thesis eq. 14).
+    ``"count"``: the score ``sum_k p_k 1(A_k x_j <= b_k + phi)`` (thesis eq. 13) moves by
+    at most ``1 / s``.
+
+    Proof. Neighbours replace row ``i``; given the same history of choices, every other
+    row's loss, hence its raw weight ``z_k``, is the same, and only ``z_i`` differs. The
+    dense projection is ``p_k = min(1, zeta z_k) / s`` with ``zeta`` set by
+    ``sum_k min(1, zeta z_k) = s`` (:func:`dense_projection`), so ``zeta`` moves against
+    ``z_i`` and every ``p_k - p'_k`` (``k != i``) has the same sign; they sum to
+    ``-(p_i - p'_i)``, hence ``sum_{k != i} |p_k - p'_k| = |p_i - p'_i|``. For the count,
+    with ``delta = p_i - p'_i >= 0`` (the other case is symmetric), the other rows add
+    a change in ``[-delta, 0]`` and row ``i`` one in ``[-p'_i, p_i]``: the total lies in
+    ``[-p_i, p_i]``, and ``p_i <= 1/s``. For the slack, the other rows add at most
+    ``a |delta|`` and row ``i`` at most ``a (p_i + p'_i)``: in all ``2 a max(p_i, p'_i)
+    <= 2 a / s``, times ``OPT / c_j``. Both bounds are attained: with ``s = n`` the
+    projection is uniform (``p_i = p'_i = 1/s``), and a row whose indicator flips at a
+    vertex (count), or whose entry ``A_ij`` moves from ``-a`` to ``a`` (slack), moves that
+    vertex's score by exactly the bound (``tests/algorithms/test_score_sensitivity.py``
+    enumerates small instances). Thesis eq. 12 and 14 (van der Reijden 2019, after Hsu,
+    Roth, Roughgarden, Ullman 2014, Lemma 3.5: ``||p - p'||_1 <= 2/s``, plus the row's own
+    weight) give ``3 OPT a / (s c_min)`` and ``2 / s``: they ignore that the other rows'
+    weights all move one way, and are loose by 3/2 and 2.
     """
     owner = "score_sensitivity"
     s = check.positive_finite("density", density, owner)
     if score == "count":
-        return 2.0 / s
+        return 1.0 / s
     if score != "slack":
         raise check.fail("score", score, "'slack' or 'count'", owner)
     opt = check.positive_finite("optimum", optimum, owner)
     a = check.positive_finite("entry_bound", entry_bound, owner)
     c = check.positive_finite("min_cost", min_cost, owner)
-    return 3.0 * opt * a / (s * c)
+    return 2.0 * opt * a / (s * c)
 
 
 def step_mechanism(step_epsilon: float, sensitivity: float) -> Exponential:

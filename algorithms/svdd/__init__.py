@@ -12,13 +12,14 @@ module                      exports
                             modes)
 ``_equilibrium_dynamics``   the equilibrium-point dynamics and their public grid of
                             cells (eq. 5.2, 5.6)
-``_equilibrium_cases``      the classifier's registered audit cases
 ``svm_baselines``           ``SVMWeightClassifier``, ``SVMOutputClassifier``,
                             ``SVMSemiClassifier`` (sec. 6.3)
 ``_hinge_ovr``              the one-vs-rest hinge SVM on random features the baselines
                             share
 ``park2022``                the reproduction protocol of sections 7.1-7.5 (``privkit
                             reproduce park2022``)
+``_equilibrium_cases``      the classifier's transcript cases
+``audit_cases``             the ``privkit audit`` rows of these estimators (white box and ``_e2e``)
 ==========================  ===========================================================
 
 The random Fourier features come from :mod:`privkit.algorithms.kernels`, the compiled

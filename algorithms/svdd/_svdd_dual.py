@@ -257,8 +257,9 @@ def _capped_min_norm(G: NDArray[np.float64], nu: float, warm: _Warm,
     minimised over s at ``s = 1 / (1 + r^2)`` with value ``r^2 / (1 + r^2)``,
     ``r = ||Q^T lambda||``, increasing in r: the non-negative least squares solution,
     normalised, is the minimum-norm weights. privkit's Lawson-Hanson solver
-    (``_hull.nnls_gram``, compiled or its numpy path: :mod:`._kernels`) works on the Gram
-    matrix of the columns ``(q_i; 1)`` (:func:`_shifted_gram`) and starts from ``warm``.
+    (``_hull.nnls_gram``, compiled or its numpy path:
+    :mod:`privkit.algorithms._accelerators`) works on the Gram matrix of the columns
+    ``(q_i; 1)`` (:func:`_shifted_gram`) and starts from ``warm``.
 
     Rows whose weight exceeds nu join C; rows of C whose score ``p . a`` exceeds the free
     rows' common level leave it. When neither happens every KKT condition holds: free

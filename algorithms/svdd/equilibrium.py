@@ -60,10 +60,11 @@ depends on n (the SVDD solve takes every n, :mod:`privkit.algorithms.svdd.svdd`)
 labels are never refused by value, a record that cannot be used is removed by a public
 rule.
 
-Audits (``privkit audit``): :func:`audit_case` (``equilibrium_points``) observes the
+Audits (``privkit audit``, :mod:`privkit.algorithms.svdd.audit_cases`): ``audit_case``
+(``equilibrium_points``) observes the
 noisy centre of the private mode with ``centre_share=0.9`` on SVDD's worst-case pair and
 certifies about 0.89 of privkit's guarantee at epsilon 1 and 4 (its ceiling is 0.9, the
-centre's share); :func:`audit_case_paper` (``equilibrium_points_paper``) tests the thesis'
+centre's share); ``audit_case_paper`` (``equilibrium_points_paper``) tests the thesis'
 ``PureDP(epsilon)`` claim for the paper-faithful mode and finds it violated (a released EP
 follows a single row: the bound is limited only by the number of draws).
 
@@ -94,12 +95,7 @@ from .._labels import declared_classes, label_budget, total_claim
 from .._spend import charge
 from .._training_rows import record_codes, single_label, training_labels, training_rows
 from ..kernels.random_features import RandomFourierFeatures
-from ._equilibrium_cases import (
-    audit_case,
-    audit_case_paper,
-    private_case,
-    transcript_case_paper,
-)
+from ._equilibrium_cases import private_case, transcript_case_paper
 from ._equilibrium_dynamics import (
     COORDINATE_BOUND,
     Descent,
@@ -114,8 +110,6 @@ from .svdd import centre_mechanism, centre_sensitivity, clip_to_ball, svdd_centr
 
 __all__ = [
     "EquilibriumPointClassifier",
-    "audit_case",
-    "audit_case_paper",
     "descend",
     "transcript_case_paper",
 ]

@@ -5,7 +5,8 @@ delta 1e-6). It fixes how much tail mass each composition may charge for truncat
 tilt that centres a composition on the answer (:mod:`privkit._pld_fft`), and, for a
 composition nested in another (a block composed on a finer grid first, or inside a
 subsampled or disjoint block), how that one must be computed for the enclosing one.
-:func:`best` keeps the tighter of two certified answers to a question.
+:func:`best` keeps the tighter of two certified answers to a question, and
+:func:`rough_add` composes a direction that does not decide the answer on a coarser grid.
 
 .. versionadded:: 0.3.0
 """
@@ -14,13 +15,16 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-from privkit._pld_fft import TILTS, Tilts
+from privkit._pld_fft import TILTS, Group, Tilts, compose
+from privkit.accountants._pld_rows import Batch, Single
 from privkit.pld import PLDGuarantee, PrivacyLossDistribution
 
-__all__ = ["DEFAULT_DELTA", "THETAS", "WINDOW_TAIL", "Question", "best"]
+__all__ = ["DEFAULT_DELTA", "ROUGH", "THETAS", "WINDOW_TAIL", "Question", "best", "composed",
+           "rough_add"]
 
 #: The delta a guarantee is tuned for when no question is given.
 DEFAULT_DELTA = 1e-6
@@ -28,6 +32,9 @@ DEFAULT_DELTA = 1e-6
 WINDOW_TAIL = 1e-10
 #: The tilts a composition may be centred with.
 THETAS = TILTS[TILTS >= 0.0]
+#: The add direction is composed this many times coarser first; it is kept when it is not
+#: the worse direction at the question (1: never).
+ROUGH = 8
 
 
 class Question:
@@ -119,3 +126,38 @@ def best(a: PLDGuarantee, b: PLDGuarantee, question: Question) -> PLDGuarantee:
     lower = a if la >= lb else b
     return PLDGuarantee(remove=upper.remove, add=upper.add, lower_remove=lower.lower_remove,
                         lower_add=lower.lower_add, notes=upper.notes)
+
+
+def composed(groups: Sequence[Group], question: Question, direction: int, *, upper: bool
+             ) -> PrivacyLossDistribution:
+    """The composition of ``groups`` (one direction's PLDs), tilted and windowed for the
+    question (:func:`privkit._pld_fft.compose`)."""
+    tilts = Tilts.of(groups)
+    theta = question.theta(tilts, direction)
+    return compose(groups, theta=theta, tilts=tilts.around(groups, theta),
+                   tail=question.window_tail, upper=upper,
+                   start=0 if question.nested else None)
+
+
+def rough_add(batches: list[Batch], singles: list[Single], step: float, tail: float,
+              question: Question, bar: float) -> PrivacyLossDistribution | None:
+    """The add direction's upper PLD on a grid :data:`ROUGH` times coarser, when its
+    answer to the question is at most ``bar`` (the remove direction's on the grid of
+    ``step``), else None.
+
+    The answer is the worse direction's, so a direction that is not the worse one need
+    not be tight: its coarse PLD is certified (connect the dots on any grid is), and the
+    answer, the remove direction's, is the one a fine add direction gives too (on the
+    finer grid its curve only comes down: the coarse grid's chords lie above the fine
+    ones', and composition keeps the order). The guarantee stays certified at every
+    question, tightest at the one asked; nested compositions, whose curves enter at
+    every epsilon, keep both directions fine."""
+    if ROUGH <= 1:
+        return None
+    coarse = step * ROUGH
+    groups: list[Group] = []
+    for b in batches:
+        groups += b.groups(coarse, np.full(b.size, tail), lower=False)[0]
+    groups += [s.groups(coarse, tail, False, 1)[0] for s in singles]
+    rough = composed(groups, question, 1, upper=True)
+    return rough if question.upper(rough) <= bar else None

@@ -130,13 +130,27 @@ class Single:
         self.atom = atom
         self.count = count
         self.curves = curves
+        self._tops: dict[tuple[int, float], float] = {}
+
+    def reach(self, tail: float, direction: int) -> tuple[float, float]:
+        """The losses above which the direction's forward and reverse upper profiles are
+        within ``tail`` of their values at the largest loss searched (:func:`sweep_top`;
+        found once per profile and tail: both directions, both bounds and every step
+        share them)."""
+        tops = []
+        for curve in ((0, 1) if direction == 0 else (1, 0)):
+            key = (curve, tail)
+            if key not in self._tops:
+                self._tops[key] = sweep_top(self.curves[curve], tail)
+            tops.append(self._tops[key])
+        return tops[0], tops[1]
 
     def groups(self, step: float, tail: float, lower: bool, direction: int
                ) -> tuple[Group, Group | None]:
         """(upper, lower) of one direction (0: remove, 1: add) on the grid of ``step``."""
         up_r, up_a, lo_r, lo_a = self.curves
         forward, reverse = (up_r, up_a) if direction == 0 else (up_a, up_r)
-        top_f, top_r = sweep_top(forward, tail), sweep_top(reverse, tail)
+        top_f, top_r = self.reach(tail, direction)
         first, last = grid_span(-top_r - step, max(top_f, top_r) + step, step)
         floor = self.atom.floor if direction == 0 else 0.0
         up, lo = discretise_rows(forward, reverse, n=1, step=step, first=first, last=last,

@@ -26,7 +26,7 @@ from privkit import _validation as check
 from privkit._pld_fft import Group, Tilts, compose
 from privkit._profiles import Family
 from privkit.accountant import Accountant
-from privkit.accountants._pld_question import Question, best
+from privkit.accountants._pld_question import Question, best, composed, rough_add
 from privkit.accountants._pld_rows import Batch, Single
 from privkit.accountants._pld_terms import (
     Atom,
@@ -188,7 +188,9 @@ class PLDAccountant(Accountant[Terms]):
                   epsilon: float | None = None) -> PLDGuarantee:
         """The plan's PLDs, on a grid chosen for the question (``delta`` to read epsilon
         at, or ``epsilon`` to read delta at; default: epsilon at delta 1e-6). The result
-        is certified at every question; it is tightest at the one asked."""
+        is certified at every question; it is tightest at the one asked (a direction
+        that does not decide that answer is composed on a coarser grid,
+        :func:`~privkit.accountants._pld_question.rough_add`)."""
         cost = self.cost(plan)
         return _marked(_guarded(lambda: self._solve(cost, Question(delta, epsilon))), cost)
 
@@ -343,13 +345,19 @@ class PLDAccountant(Accountant[Terms]):
                           upper=True, start=0 if question.nested else None)]
         asymmetric = any(not s.atom.symmetric for s in singles)
         if asymmetric:
-            add = shared_up + [s.groups(h, tail, False, 1)[0] for s in singles]
-            uppers.append(_composed(add, question, 1, upper=True))
+            rough = None
+            if self.step is None and not (both or question.nested):
+                rough = rough_add(batches, singles, h, tail, question,
+                                   question.upper(uppers[0]))
+            if rough is None:
+                add = shared_up + [s.groups(h, tail, False, 1)[0] for s in singles]
+                rough = composed(add, question, 1, upper=True)
+            uppers.append(rough)
         worse = int(np.argmax([question.upper(p) for p in uppers]))
         lowers: list[PrivacyLossDistribution | None] = [None, None]
         for direction in ([0, 1] if both and asymmetric else [worse]):
             groups = shared_lo + [_lower_group(s, h, tail, direction) for s in singles]
-            lowers[direction] = _composed(groups, question, direction, upper=False)
+            lowers[direction] = composed(groups, question, direction, upper=False)
         return PLDGuarantee(remove=uppers[0], add=uppers[-1], lower_remove=lowers[0],
                             lower_add=lowers[1] if asymmetric else lowers[0],
                             notes=tuple(notes))
@@ -362,15 +370,6 @@ class PLDAccountant(Accountant[Terms]):
         low_r = g.lower_remove or zero
         low_a = g.lower_add or zero
         return (g.remove.profile, g.add.profile, low_r.profile, low_a.profile)
-
-
-def _composed(groups: list[Group], question: Question, direction: int, *, upper: bool
-              ) -> PrivacyLossDistribution:
-    tilts = Tilts.of(groups)
-    theta = question.theta(tilts, direction)
-    return compose(groups, theta=theta, tilts=tilts.around(groups, theta),
-                   tail=question.window_tail, upper=upper,
-                   start=0 if question.nested else None)
 
 
 def _lower_group(s: Single, h: float, tail: float, direction: int) -> Group:

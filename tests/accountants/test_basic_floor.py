@@ -6,6 +6,7 @@ import math
 import pytest
 from hypothesis import given, settings
 
+from _blocks import gau, lap
 from _strategies import plans
 from privkit import (
     BasicAccountant,
@@ -18,17 +19,8 @@ from privkit import (
     tightest,
     tightest_delta,
 )
-from privkit.mechanisms import Gaussian, Laplace
 
 A = Neighbouring.ADD_REMOVE
-
-
-def lap(eps):
-    return Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
-
-
-def gau(mu):
-    return Gaussian.for_gdp(mu, sensitivity=1.0, relation=A)
 
 
 def test_wide_plan_stops_early_and_is_skipped():

@@ -5,12 +5,8 @@ import numpy as np
 import pytest
 
 from privkit.algorithms.kernels.random_features import RandomFourierFeatures
-from privkit.algorithms.svdd.equilibrium import (
-    EquilibriumPointClassifier,
-    audit_case,
-    audit_case_paper,
-    descend,
-)
+from privkit.algorithms.svdd.audit_cases import audit_case, audit_case_paper
+from privkit.algorithms.svdd.equilibrium import EquilibriumPointClassifier, descend
 from privkit.errors import InvalidParameterError
 
 

@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("sklearn")
 
+from privkit.algorithms.linear.audit_cases import objective_minimiser
 from privkit.audits import audit
-from privkit.audits.algorithm_cases import objective_minimiser
 from privkit.audits.registry import CASES
 
 ALGORITHMS = ["output_perturbation", "objective_perturbation", "dp_pca", "dp_sgd_svm",

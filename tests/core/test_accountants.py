@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from _blocks import gau, lap
 from _strategies import plans
 from privkit import (
     GDP,
@@ -30,14 +31,6 @@ from privkit.mechanisms import Gaussian, Laplace
 from privkit.plan import Leaf
 
 A = Neighbouring.ADD_REMOVE
-
-
-def lap(eps):
-    return Laplace.for_epsilon(eps, sensitivity=1.0, relation=A)
-
-
-def gau(mu):
-    return Gaussian.for_gdp(mu, sensitivity=1.0, relation=A)
 
 
 class TestBasicAccountant:

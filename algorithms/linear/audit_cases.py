@@ -1,27 +1,34 @@
-"""The white-box audit cases of the learning algorithms (``privkit audit``'s algorithm
-rows): each observes the algorithm's randomised step on the pair its privacy analysis
-makes worst, computing the deterministic part of the pipeline once (the non-private
-solve, the exact second-moment matrix) so that only the noise is redrawn: a million
-draws cost seconds. Each states its threat model (what the adversary sees), printed
-with the row. Their black-box end-to-end counterparts are :mod:`privkit.audits.end_to_end`.
+"""``privkit audit`` rows of the private linear learners (Chaudhuri, Monteleoni, Sarwate
+2011, "Differentially private empirical risk minimization"; DP-SGD, Abadi et al. 2016):
+white box on the randomised step (only its noise redrawn, the deterministic part solved
+once) and black box end to end on the public estimator (the rows ``NAME_e2e``, run by
+:mod:`privkit.audits.end_to_end`). Each is declared with
+:func:`~privkit.audits.registry.audit_row`, which ``privkit audit`` finds here.
 
 .. versionadded:: 0.3.0
-   (moved out of :mod:`privkit.audits.registry`, where they were added in 0.1.0)
+   (moved from ``privkit.audits.algorithm_cases`` and ``privkit.audits.end_to_end``)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import attrs
 import numpy as np
 
+from privkit.audits.end_to_end import (
+    FITS,
+    GAUSS_DELTA,
+    GAUSS_EPSILON,
+    end_to_end_case,
+    fit_system,
+    pilot_claim,
+)
 from privkit.audits.pairs import NeighbouringPair
-from privkit.audits.registry import AUDIT_DELTA, AuditCase, register
+from privkit.audits.registry import AUDIT_DELTA, AuditCase, audit_row
 from privkit.neighbouring import Neighbouring
 
-__all__ = ["dp_sgd_canary_statistic", "margin_pair", "objective_minimiser"]
+__all__ = ["dp_sgd_canary_statistic", "huber_derivative", "huber_second", "margin_pair",
+           "objective_minimiser"]
 
 A = Neighbouring.ADD_REMOVE
 R = Neighbouring.REPLACE_ONE
@@ -45,13 +52,15 @@ def margin_pair(n: int) -> NeighbouringPair:
 _ERM_N, _ERM_LAMBDA = 200, 0.2
 
 
+@audit_row("output_perturbation", estimator="OutputPerturbationClassifier")
 def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """Output perturbation (Chaudhuri et al. 2011, Algorithm 1): the minimiser is solved
     once per input (deterministic), only the L2-Laplace noise is redrawn, through the
     block's floating-point-safe ``release``. The statistic is the privacy loss
     ``(|w - w(D')| - |w - w(D)|) / scale`` (the likelihood ratio: optimal)."""
     from privkit.algorithms import OutputPerturbationClassifier, solve_erm
-    from privkit.algorithms.linear._losses import MarginLoss
+
+    from ._losses import MarginLoss
 
     clf = OutputPerturbationClassifier(epsilon=eps, classes=[-1, 1],
                                        regularization=_ERM_LAMBDA)
@@ -74,11 +83,13 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
         "with its label flipped)"))
 
 
-def _huber_derivative(z: Any, h: float = 0.5) -> Any:
+def huber_derivative(z: Any, h: float = 0.5) -> Any:
+    """The Huber loss's derivative at margin ``z`` (smoothing ``h``)."""
     return np.where(z < 1 - h, -1.0, np.where(z > 1 + h, 0.0, (z - 1 - h) / (2 * h)))
 
 
-def _huber_second(z: Any, h: float = 0.5) -> Any:
+def huber_second(z: Any, h: float = 0.5) -> Any:
+    """The Huber loss's second derivative at margin ``z`` (smoothing ``h``)."""
     return np.where(np.abs(z - 1) <= h, 1.0 / (2 * h), 0.0)
 
 
@@ -100,6 +111,7 @@ def objective_minimiser(b: Any, label: float, n: int, lam: float, h: float = 0.5
     return label * z
 
 
+@audit_row("objective_perturbation", estimator="ObjectivePerturbationClassifier")
 def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """Objective perturbation (Chaudhuri et al. 2011, Algorithm 2) through its exact
     minimiser: the released w is a deterministic function of the noise b
@@ -122,9 +134,9 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
     pair = margin_pair(n)
 
     def loss_of(w: Any) -> Any:
-        b_first = -n * lam * w - _huber_derivative(w)          # label +1
-        b_second = -n * lam * w + _huber_derivative(-w)        # label -1
-        jac = np.log((n * lam + _huber_second(w)) / (n * lam + _huber_second(-w)))
+        b_first = -n * lam * w - huber_derivative(w)          # label +1
+        b_second = -n * lam * w + huber_derivative(-w)        # label -1
+        jac = np.log((n * lam + huber_second(w)) / (n * lam + huber_second(-w)))
         # rounded: the loss is constant on a plateau, where the rounding errors of the two
         # inputs' computations differ and a threshold would otherwise pick them out
         return np.round((np.abs(b_second) - np.abs(b_first)) / block.noise_scale + jac, 9)
@@ -141,87 +153,6 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
         "flipped)"))
 
 
-def _second_moment_pair(d: int = 2) -> NeighbouringPair:
-    """Unit rows; the neighbour replaces the first row e_1 by the orthogonal e_2, which
-    moves ``X^T X`` by ``e_1 e_1^T - e_2 e_2^T``: Frobenius norm sqrt 2, the replace-one
-    sensitivity of the second-moment matrix for rows of norm 1."""
-    rows = np.zeros((4, d))
-    rows[:, 0] = 1.0
-    other = rows.copy()
-    other[0] = np.eye(d)[1]
-    return NeighbouringPair(first=rows, second=other, relation=R,
-                            description="a unit row replaced by an orthogonal one")
-
-
-def _noisy_moment_system(block: Any, pair: NeighbouringPair) -> Callable[..., Any]:
-    """Draws of the noisy second-moment matrix (the block's safe ``release``) projected on
-    the direction in which the pair's exact matrices differ (the Gaussian likelihood
-    ratio's direction over the upper triangle: optimal)."""
-    exact = [np.asarray(x).T @ np.asarray(x) for x in (pair.first, pair.second)]
-    upper = np.triu_indices(exact[0].shape[0])
-    direction = (exact[0] - exact[1])[upper]
-
-    def system(rows: Any, rng: np.random.Generator, size: int) -> Any:
-        noisy = block.release(np.asarray(rows).T @ np.asarray(rows), rng=rng, size=size)
-        return noisy[:, upper[0], upper[1]] @ direction
-
-    return system
-
-
-_PCA_THREAT = ("white box on the noisy second-moment matrix X^T X + E (the eigenvectors "
-               "it publishes are its post-processing, so any bound on the matrix's release "
-               "is a bound on the claim's analysis)")
-
-
-def _dp_pca(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.algorithms import DPPCA
-
-    block = DPPCA(1, epsilon=eps, delta=delta).plan(n_samples=4, n_features=2)
-    pair = _second_moment_pair()
-    return AuditCase(_noisy_moment_system(block, pair), pair, eps, delta,
-                     threat_model=_PCA_THREAT)
-
-
-def _pipeline_case(model: Any, eps: float, delta: float, federated: bool) -> AuditCase:
-    """Wang et al.'s pipelines audited on their PCA stage (its noisy second-moment matrix,
-    with ``pca_share=0.9`` so that stage carries most of the budget): a marginal of the
-    pipeline's transcript, so its lower bound is valid for the whole pipeline's claim."""
-    pair = _second_moment_pair()
-    labels = np.array([0.0, 1.0, 0.0, 1.0])
-    plan = model.plan(n_samples=[4, 4] if federated else 4, n_features=2)
-    part = plan.parts[0] if federated else plan
-    block = part.steps[0]
-    system = _noisy_moment_system(block, pair)
-    data = NeighbouringPair(first=np.column_stack([pair.first, labels]),
-                            second=np.column_stack([pair.second, labels]), relation=R,
-                            description=pair.description)
-
-    def rows_system(rows: Any, rng: np.random.Generator, size: int) -> Any:
-        return system(np.asarray(rows)[:, :2], rng, size)
-
-    where = ("the changed row's participant's " if federated else "the ")
-    return AuditCase(rows_system, data, eps, delta, threat_model=(
-        f"white box on {where}noisy second-moment matrix (the PCA stage, pca_share=0.9); "
-        "the classifier stage is not observed, so the bound is a marginal of the "
-        "pipeline's transcript"))
-
-
-def _dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.algorithms import DPDRDPMLClassifier
-
-    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
-                               pca_share=0.9, regularization=0.1)
-    return _pipeline_case(model, eps, delta, federated=False)
-
-
-def _fed_dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    from privkit.algorithms import FedDPDRDPMLClassifier
-
-    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
-                                  pca_share=0.9, regularization=0.1)
-    return _pipeline_case(model, eps, delta, federated=True)
-
-
 def dp_sgd_canary_statistic(noisy: Any, sigma: float, rate: float) -> Any:
     """The log likelihood ratio of a Dirac gradient canary of norm 1 from the noisy
     per-step sums along its direction, ``noisy`` of shape (draws, steps): each step is
@@ -232,6 +163,7 @@ def dp_sgd_canary_statistic(noisy: Any, sigma: float, rate: float) -> Any:
     return np.sum(np.log1p(rate * np.expm1((2.0 * x - 1.0) / (2.0 * sigma**2))), axis=-1)
 
 
+@audit_row("dp_sgd_svm", estimator="DPSGDLinearSVM")
 def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """DP-SGD in the gradient-insertion threat model of Nasr, Hayes, Steinke, Balle,
     Tramer, Jagielski, Carlini, Terzis 2023 ("Tight auditing of differentially private
@@ -268,36 +200,78 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
         f"noise multiplier {sigma:.4g}, from the estimator's plan"))
 
 
-def _from_module(module: str, function: str, **changes: Any) -> Callable[..., AuditCase]:
-    """A case built by ``privkit.algorithms.<module>.<function>(epsilon, delta)``, imported
-    when it runs (so that ``privkit audit`` lists it without importing scikit-learn)."""
-
-    def build(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-        import importlib
-
-        case: AuditCase = getattr(importlib.import_module(f"privkit.algorithms.{module}"),
-                                  function)(eps, delta)
-        return attrs.evolve(case, **changes) if changes else case
-
-    return build
+def _margin_rows(n: int) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """The ERM rows of :func:`margin_pair` as ``(X, y)``."""
+    X = np.zeros((n, 1))
+    X[0, 0] = 1.0
+    y = np.ones(n)
+    flipped = y.copy()
+    flipped[0] = -1.0
+    return (X, y), (X, flipped)
 
 
-for _name, _build in {
-    "output_perturbation": _output_perturbation,
-    "objective_perturbation": _objective_perturbation,
-    "dp_pca": _dp_pca,
-    "dp_sgd_svm": _dp_sgd_svm,
-    "dpdr_dpml": _dpdr_dpml,
-    "fed_dpdr_dpml": _fed_dpdr_dpml,
-    "private_svdd": _from_module("svdd.svdd", "audit_case"),
-    "equilibrium_points": _from_module("svdd.equilibrium", "audit_case"),
-    "equilibrium_points_paper": _from_module("svdd.equilibrium", "audit_case_paper", claim="paper"),
-    "lp_svm_dmw": _from_module("lp.lp_svm", "audit_case"),
-    "kmeans_nystrom": _from_module("kernels.nystrom", "audit_case"),
-    "kernel_mean": _from_module("kernels.kernel_mean", "audit_case"),
-    "dpksvmel_paper": _from_module("kernels.dpksvmel", "audit_case", claim="paper"),
-    **{f"analytics_{part}": _from_module("analytics.audit_cases", f"{part}_case")
-       for part in ("count", "sum", "mean", "variance", "histogram", "quantile",
-                    "selection")},
-}.items():
-    register(_name, _build)
+_ERM = {"n": 20, "regularization": 0.2}
+
+
+def _erm(cls_name: str, claim: float) -> AuditCase:
+    """An ERM classifier at PureDP(claim) on :func:`_margin_rows`, no intercept (the
+    margin pair attains the replace-one sensitivity ``2 / (n Lambda)`` of Chaudhuri,
+    Monteleoni, Sarwate 2011, "Differentially private empirical risk minimization",
+    Corollary 8, for the weight alone). Released: ``coef_``."""
+    import privkit.algorithms as algorithms
+
+    cls = getattr(algorithms, cls_name)
+
+    def make(seed: int) -> Any:
+        return cls(epsilon=claim, classes=[-1, 1], regularization=_ERM["regularization"],
+                   fit_intercept=False, random_state=seed)
+
+    first, second = _margin_rows(int(_ERM["n"]))
+    return end_to_end_case(
+        fit_system(make, lambda m: m.coef_), first, second, R, epsilon=claim, delta=0.0,
+        what=f"{cls_name}'s released coef_",
+        how=f"{int(_ERM['n'])} one-feature rows, one at the norm bound with "
+            f"its label flipped (regularization {_ERM['regularization']}); "
+            f"claim PureDP({claim})")
+
+
+@audit_row("output_perturbation_e2e", estimator="OutputPerturbationClassifier")
+def _output_perturbation_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+    return _erm("OutputPerturbationClassifier", 2.0)
+
+
+@audit_row("objective_perturbation_e2e", estimator="ObjectivePerturbationClassifier")
+def _objective_perturbation_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+    # at 2, 0.52-0.59 of the claim (the Jacobian term of Theorem 9 is loose): 4 leaves margin
+    return _erm("ObjectivePerturbationClassifier", 4.0)
+
+
+@audit_row("dp_sgd_svm_e2e", estimator="DPSGDLinearSVM")
+def _dp_sgd_svm_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+    """DPSGDLinearSVM, one full-batch step (sampling rate 1: no amplification to model),
+    add-remove: D has four rows at the origin (no gradient on the weights), D' adds
+    (1, 0) labelled 1, whose clipped gradient moves the weights along e_1. Released:
+    ``coef_`` and ``intercept_``."""
+    from privkit.algorithms import DPSGDLinearSVM
+
+    def make(seed: int) -> Any:
+        return DPSGDLinearSVM(epsilon=GAUSS_EPSILON, delta=GAUSS_DELTA, classes=[0, 1],
+                              sampling_rate=1.0, epochs=1, expected_batch_size=4.0,
+                              random_state=seed)
+
+    X = np.zeros((4, 2))
+    y = np.array([0, 1, 0, 1])
+    more, labels = np.vstack([X, [1.0, 0.0]]), np.append(y, 1)
+    claim = pilot_claim(make, (X, y), delta=GAUSS_DELTA)
+
+    def release(model: Any) -> Any:
+        # the direction the added record moves (w_1, b) in
+        return model.coef_[0, 0] + model.intercept_[0]
+
+    return end_to_end_case(
+        fit_system(make, release), (more, labels), (X, y), A, epsilon=claim, delta=GAUSS_DELTA,
+        what="DPSGDLinearSVM's released coef_ and intercept_ (projected on the direction the "
+             "added record moves them, w_1 + b)",
+        how="four rows at the origin, and the same with (1, 0) labelled 1 added; one full-batch "
+            f"step; calibrated at ({GAUSS_EPSILON}, {GAUSS_DELTA}), claim: its guarantee_ at "
+            f"delta {GAUSS_DELTA}", fits=4 * FITS)

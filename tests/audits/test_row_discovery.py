@@ -1,0 +1,81 @@
+"""Issue 24: an estimator declares its ``privkit audit`` rows next to itself, in its family
+folder's ``audit_cases`` module, with one decorator (``audit_row``); the registry finds
+every such module on the package's path, with no list of modules or rows."""
+
+import ast
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+import privkit.algorithms
+from privkit.audits import registry
+from privkit.audits.registry import CASES, ROWS_MODULE, discover_algorithm_rows
+
+
+def _declared_in_source():
+    """Every ``@audit_row("NAME", ...)`` in a family folder's audit_cases.py, read from the
+    files (not imported): {NAME: dotted module}."""
+    found = {}
+    for root in privkit.algorithms.__path__:
+        for path in sorted(Path(root).glob(f"*/{ROWS_MODULE}.py")):
+            module = f"privkit.algorithms.{path.parent.name}.{ROWS_MODULE}"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.FunctionDef):
+                    for deco in node.decorator_list:
+                        if (isinstance(deco, ast.Call) and getattr(deco.func, "id", "")
+                                == "audit_row"):
+                            found[deco.args[0].value] = module
+    return found
+
+
+def test_every_declared_row_is_found_and_runs_under_its_name():
+    """The rows declared in the source are exactly the algorithm rows ``privkit audit``
+    knows, each registered from the module that declares it."""
+    declared = _declared_in_source()
+    assert len(declared) >= 7
+    algorithm_rows = {name for name in CASES if name in registry._ALGORITHMS}
+    assert algorithm_rows == set(declared)
+    for name, module in declared.items():
+        assert registry._DECLARED_IN[name] == module, name
+        assert callable(CASES[name]), name
+
+
+def test_each_row_sits_next_to_the_estimator_it_audits():
+    """A row's estimator is a class its family package exports, defined in that family
+    folder (the row's module is its sibling)."""
+    CASES["laplace"]
+    for name, module in registry._DECLARED_IN.items():
+        family = module.rsplit(".", 1)[0]
+        cls = getattr(importlib.import_module(family), registry.row_estimator(name))
+        assert cls.__module__.startswith(family + "."), (name, cls.__module__)
+
+
+def test_a_row_declared_in_a_new_family_module_is_picked_up(tmp_path, monkeypatch):
+    """A new family folder with an audit_cases module is found by the next read of
+    ``CASES``, with nothing else to edit."""
+    family = tmp_path / "zz_new_family"
+    family.mkdir()
+    (family / "__init__.py").write_text(
+        '"""A new family."""\n\n\nclass Estimator:\n    """A stand-in."""\n')
+    (family / f"{ROWS_MODULE}.py").write_text(
+        '"""Its rows."""\n\nfrom privkit.audits.registry import audit_row\n\n\n'
+        '@audit_row("zz_new_row", estimator="Estimator")\n'
+        "def build(epsilon, delta=0.0):\n    return (epsilon, delta)\n")
+    monkeypatch.setattr(privkit.algorithms, "__path__",
+                        [*privkit.algorithms.__path__, str(tmp_path)])
+    try:
+        assert "zz_new_row" not in registry._ALGORITHMS
+        assert f"privkit.algorithms.zz_new_family.{ROWS_MODULE}" in discover_algorithm_rows()
+        assert "zz_new_row" in CASES
+        assert CASES["zz_new_row"](2.0, 0.1) == (2.0, 0.1)
+        assert registry.row_estimator("zz_new_row") == "Estimator"
+    finally:
+        for table in (registry._ALGORITHMS, registry._DECLARED_IN, registry._ESTIMATOR):
+            table.pop("zz_new_row", None)
+        for module in ("privkit.algorithms.zz_new_family",
+                       f"privkit.algorithms.zz_new_family.{ROWS_MODULE}"):
+            sys.modules.pop(module, None)
