@@ -382,8 +382,9 @@ def plot(curves, path):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                              / "data"))
+    parser.add_argument("--data", default=os.environ.get("PRIVKIT_DATA") or str(
+        Path(__file__).resolve().parents[2] / "shared" / "data"),
+                        help="the shared data folder (default $PRIVKIT_DATA)")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--mnist-seeds", type=int, default=3)
     parser.add_argument("--part", default="all",

@@ -43,16 +43,16 @@ def dense_qp_svdd(Phi: NDArray[np.float64], nu: float) -> NDArray[np.float64]:
 
 
 def time_svdd_solvers(Phi: NDArray[np.float64], nu: float) -> tuple[float, float, float]:
-    """Seconds of privkit's SVDD solver and of the dense QP on the same problem, and the
+    """CPU seconds of privkit's SVDD solver and of the dense QP on the same problem, and the
     relative difference of the two centres' squared norms (the objective)."""
     from privkit.algorithms.svdd._svdd_dual import svdd_centre
 
-    start = time.perf_counter()
+    start = time.process_time()
     ours = svdd_centre(Phi, nu)
-    privkit_seconds = time.perf_counter() - start
-    start = time.perf_counter()
+    privkit_seconds = time.process_time() - start
+    start = time.process_time()
     beta = dense_qp_svdd(Phi, nu)
-    qp_seconds = time.perf_counter() - start
+    qp_seconds = time.process_time() - start
     centre = Phi.T @ beta
     a = np.asarray(ours.centre, dtype=np.float64)
     gap = abs(float(a @ a) - float(centre @ centre)) / max(float(centre @ centre), 1e-300)

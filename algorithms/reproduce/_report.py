@@ -15,8 +15,17 @@ number is the true mean; the paper's own run-to-run spread is not counted (paper
 print it), so a "differs" says the paper's number is not privkit's mean, not that either
 is wrong. With one run there is no standard error and the verdict is "one run".
 
-Staleness: every file records ``privkit-commit: SHA`` (the checkout's HEAD, with
-``+dirty`` when the runner's code differs from it) and ``privkit-depends: PATH ...`` (the
+Time: the header records the wall time and the CPU time of the process and its worker
+processes (``--jobs``), and the CPU time over the number of workers: on a machine shared
+with other work, the wall time measures the load, the CPU time per worker the run.
+
+Summary: the README ends with a per-paper summary (`Report.write`): per table, how many
+cells match, differ or have no paper number, every differing cell with its reason, then
+the runner's own analysis lines (`Report.summary`).
+
+Staleness: every file records ``privkit-commit: SHA`` (the checkout's HEAD when the run
+started, with ``+dirty`` when the runner's code differed from it, or changed before the
+run ended) and ``privkit-depends: PATH ...`` (the
 source paths the runner reads). ``tests/core/test_results_fresh.py`` fails when a committed
 results file names a commit whose depended-on code has changed since.
 
@@ -30,6 +39,7 @@ import io
 import math
 import os
 import platform
+import resource
 import shlex
 import subprocess
 import time
@@ -66,6 +76,14 @@ def code_version(depends: Sequence[str]) -> str:
         return f"privkit {__version__}"
     dirty = _git("status", "--porcelain", "--", *depends)
     return sha + ("+dirty" if dirty else "")
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process since it started (its imports included)
+    and of its children that have ended (worker processes count once joined)."""
+    own, kids = (resource.getrusage(resource.RUSAGE_SELF),
+                 resource.getrusage(resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -186,14 +204,17 @@ class Report:
     """
 
     def __init__(self, *, paper: str, title: str, out: str | Path, argv: Sequence[str],
-                 depends: Sequence[str], seed: int, grid: str) -> None:
+                 depends: Sequence[str], seed: int, grid: str, workers: int = 1) -> None:
         self.paper, self.title, self.out = paper, title, Path(out)
+        self.workers = workers
+        self.summary: list[str] = []
         self.argv, self.depends, self.seed, self.grid = list(argv), list(depends), seed, grid
         self.tables: list[Table] = []
         self.figures: list[tuple[str, str]] = []
         self.notes: list[str] = []
         self.started = time.perf_counter()
         self.load_start = os.getloadavg()
+        self.version = code_version(self.depends)  # the code the run starts with
         self.out.mkdir(parents=True, exist_ok=True)
 
     def table(self, name: str, title: str, columns: Sequence[str] = (),
@@ -210,14 +231,27 @@ class Report:
         plt.close(fig)
         self.figures.append((name, caption))
 
+    def _version(self) -> str:
+        """The code version at the start, marked ``+dirty`` when the depended-on files
+        changed while the run went on (committed or not): then no single commit wrote
+        the numbers, and the freshness test calls the files stale. A commit of other
+        files meanwhile changes nothing."""
+        start = self.version
+        if start.endswith("+dirty") or len(start) != 40:
+            return start
+        changed = (_git("status", "--porcelain", "--", *self.depends)
+                   or _git("diff", "--name-only", start, "HEAD", "--", *self.depends))
+        return start + "+dirty" if changed else start
+
     def header(self) -> list[str]:
         load_end = os.getloadavg()
         seconds = time.perf_counter() - self.started
+        cpu = _cpu_seconds()
         command = "privkit reproduce " + " ".join(shlex.quote(a) for a in
                                                   [self.paper, *self.argv])
         return [
             f"command: {command}",
-            f"privkit-commit: {code_version(self.depends)}",
+            f"privkit-commit: {self._version()}",
             f"privkit-depends: {' '.join(self.depends)}",
             f"grid: {self.grid}; seed {self.seed}",
             (f"machine: {os.cpu_count()} CPUs, {platform.platform()}, "
@@ -227,10 +261,57 @@ class Report:
                                                              self.load_start)
             + "; end " + ", ".join(f"{x:.2f}" for x in load_end),
             f"wall time: {seconds:.1f} s",
+            (f"CPU time (the process since its start, and its workers, --jobs {self.workers}): "
+             f"{cpu:.1f} s; "
+             f"over {self.workers} worker{'s' if self.workers > 1 else ''}: "
+             f"{cpu / self.workers:.1f} s (the run's length with its workers on free "
+             "cores: the measure of its speed on a shared machine)"),
         ]
 
+    def _summary(self) -> list[str]:
+        """Per table: the verdict counts and every differing cell with its reason; then
+        the runner's analysis (``self.summary``)."""
+        out = []
+        for t in self.tables:
+            counts = t.verdicts()
+            figure_only = sum(1 for v in t.cells.values()
+                              if isinstance(v, Cell) and v.paper is None)
+            parts = [f"{k} {v}" for k, v in sorted(counts.items())]
+            if figure_only:
+                parts.append(f"{figure_only} without a number in the paper's text")
+            out.append(f"- {t.name}: " + ("; ".join(parts) if parts else "text only") + ".")
+            by_row = []
+            for row in t.rows:
+                judged = [v for (r, _), v in t.cells.items() if r == row
+                          and isinstance(v, Cell) and v.paper is not None]
+                if judged:
+                    hits = sum(v.verdict == "match" for v in judged)
+                    by_row.append(f"{row} {hits} of {len(judged)}")
+            if by_row:
+                out.append("  - matches by row: " + "; ".join(by_row) + ".")
+            for (row, col), v in t.cells.items():
+                if isinstance(v, Cell) and v.verdict == "differs":
+                    side = "above" if v.mean > (v.paper or 0.0) else "below"
+                    out.append(f"  - differs: {row} / {col}: {v.mean:.3f}, {side} the "
+                               f"paper's {v.paper:.{v.decimals}f}: "
+                               f"{v.reason or 'no reason given'}")
+        return out + self.summary
+
+    def _remove_previous(self, keep: set[str]) -> None:
+        """Delete the tables an earlier run of this paper left in the folder and this run
+        does not write (a stamped leftover would be stale); nothing else is touched."""
+        mine = f"command: privkit reproduce {self.paper} "
+        for path in self.out.iterdir():
+            if path.suffix in (".md", ".csv") and path.name not in keep and path.is_file():
+                head = path.read_text(encoding="utf-8", errors="replace")[:600]
+                if mine in head:
+                    path.unlink()
+
     def write(self) -> Path:
-        """Write every file; returns the README's path."""
+        """Write every file (removing this paper's earlier tables that this run does
+        not write); returns the README's path."""
+        self._remove_previous({"README.md", *(f"{t.name}{ext}" for t in self.tables
+                                              for ext in (".md", ".csv"))})
         head = self.header()
         md_head = [f"# {self.title}", ""] + [f"- {h}" for h in head] + [
             "", ("Verdict rule: *match* when |privkit mean - paper| <= 2 standard errors + "
@@ -253,6 +334,7 @@ class Report:
             body += [f"![{caption}]({name}.png)", "", caption, ""]
         if self.notes:
             body += ["## Notes", "", *self.notes, ""]
+        body += ["## Summary", "", *self._summary(), ""]
         readme = self.out / "README.md"
         readme.write_text("\n".join([*md_head, *body]), encoding="utf-8")
         return readme

@@ -36,6 +36,7 @@ import numpy as np
 from privkit.algorithms.svdd import park2022 as p
 
 from ._cli import Paper, Run, run_paper
+from ._memo import one_solve_per_problem
 from ._report import RUNNER, Cell
 
 __all__ = ["PAPER", "PAPER_72", "PAPER_73", "main"]
@@ -75,8 +76,9 @@ REASONS = {
                 "at small epsilon no cube passes the threshold and it predicts one class",
     "proposed_paper": "the thesis' procedure; its scaling, subsample and split are not "
                       "stated (privkit's choices: module docstring of park2022)",
-    "svm_weight": "the thesis' scaling, shuttle merge and split are not stated; its "
-                  "sensitivity 4 nu sqrt(F) / (n epsilon) noise is large at this n",
+    "svm_weight": "the thesis' scaling, shuttle merge and split are not stated; the "
+                  "noise (sensitivity 4 nu sqrt(F) / (n epsilon)) scales with the n its "
+                  "unstated subsample gives",
     "svm_semi": "in the exact kernel's space the least-squares refit on Z removes no "
                 "noise (K_ZZ has full rank; 400 random features project it onto 400 "
                 "dimensions); privkit's joint calibration adds less noise than the "
@@ -99,6 +101,7 @@ EXTRA_NOTE = {
 }
 DEPENDS = (*RUNNER, "algorithms/reproduce/park2022.py", "algorithms/reproduce/_dense_qp.py",
            "algorithms/reproduce/_exact_kernel.py", "algorithms/reproduce/_noise_free.py",
+           "algorithms/reproduce/_memo.py",
            "algorithms/svdd/park2022.py", "algorithms/svdd/equilibrium.py",
            "algorithms/svdd/_equilibrium_dynamics.py", "algorithms/svdd/svm_baselines.py",
            "algorithms/svdd/svdd.py", "algorithms/svdd/_svdd_dual.py",
@@ -201,23 +204,32 @@ def _accuracies(dataset: str, X: np.ndarray, y: np.ndarray, seed: int,
     return out
 
 
+def _table73_cell(data: str, fraction: float, seed: int,
+                  eps73: Sequence[float | None]) -> tuple[int, dict[tuple[str, float | None],
+                                                                    float]]:
+    """One run of Table 7.3 at one sub-sample (a worker's task): the test size and every
+    row's accuracy at every epsilon."""
+    X, y = p.load_dataset("shuttle", data, seed=seed, fraction=fraction)
+    with one_solve_per_problem():
+        return len(p.split(X, y, seed)[3]), _accuracies("shuttle", X, y, seed, eps73)
+
+
 def _table73(run: Run) -> None:
     fractions, eps73, _, _ = _grid(run.args)
-    data = run.need_data("shuttle-train.csv.gz")
-    for fraction in fractions:
+    data = str(run.need_data("shuttle-train.csv.gz"))
+    seeds = [run.args.seed + r for r in range(run.args.runs)]
+    done = run.map(_table73_cell, [(data, f, s, eps73) for f in fractions for s in seeds])
+    for i, fraction in enumerate(fractions):
         t = run.report.table(f"table73_shuttle{round(fraction * 100)}",
                              f"Table 7.3: shuttle sub-sampled to {fraction:.0%} (accuracy, "
                              f"mean ± standard error over {run.args.runs} runs)",
                              [_eps_label(e) for e in eps73], row_label="method")
         acc: dict[tuple[str, float | None], list[float]] = {}
-        m = 0
-        for r in range(run.args.runs):
-            seed = run.args.seed + r
-            X, y = p.load_dataset("shuttle", data, seed=seed, fraction=fraction)
-            m = len(p.split(X, y, seed)[3])
-            for key, value in _accuracies("shuttle", X, y, seed, eps73).items():
+        part = done[i * len(seeds):(i + 1) * len(seeds)]
+        m = part[0][0]  # the test size (the same in every run)
+        for _, values in part:
+            for key, value in values.items():
                 acc.setdefault(key, []).append(value)
-            run.bar.update()
         for row in ROWS_73:
             for eps in eps73:
                 paper = PAPER_73[fraction].get(row, [None] * 5)[EPS_73.index(eps)]
@@ -232,6 +244,14 @@ def _table73(run: Run) -> None:
             f"epsilon {0.01 * m:g}); svm_output_batch calibrates the whole batch to "
             "epsilon. svm_semi (exact kernel) is (epsilon, 1/n)-DP. proposed_paper "
             "certifies no finite guarantee. The non-private column has no noise.")
+
+
+def _figure71_cell(dataset: str, data: str, seed: int, eps71: Sequence[float | None]
+                   ) -> dict[tuple[str, float | None], float]:
+    """One run of Figure 7.1 on one data set (a worker's task)."""
+    X, y = p.load_dataset(dataset, data, seed=seed)
+    with one_solve_per_problem():
+        return _accuracies(dataset, X, y, seed, eps71)
 
 
 def _figure71(run: Run) -> None:
@@ -252,14 +272,14 @@ def _figure71(run: Run) -> None:
                              figsize=(4.2 * min(len(sets), 4), 3.6 * (1 + (len(sets) > 4))),
                              squeeze=False)
     xs = np.arange(len(eps71))
-    for ax, dataset in zip(axes.ravel(), sets, strict=False):
+    seeds = [run.args.seed + r for r in range(runs)]
+    done = run.map(_figure71_cell, [(d, str(data or ""), s, eps71) for d in sets
+                                    for s in seeds])
+    for j, (ax, dataset) in enumerate(zip(axes.ravel(), sets, strict=False)):
         acc: dict[tuple[str, float | None], list[float]] = {}
-        for r in range(runs):
-            seed = run.args.seed + r
-            X, y = p.load_dataset(dataset, data or "", seed=seed)
-            for key, value in _accuracies(dataset, X, y, seed, eps71).items():
+        for values in done[j * runs:(j + 1) * runs]:
+            for key, value in values.items():
                 acc.setdefault(key, []).append(value)
-            run.bar.update()
         for i, row in enumerate(r for r in ROWS_73 if (r, eps71[0]) in acc):
             cells = [Cell(acc[row, e]) for e in eps71]
             for e, c in zip(eps71, cells, strict=True):
@@ -283,8 +303,9 @@ def _figure71(run: Run) -> None:
 
 def _fit_seconds(method: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int
                  ) -> float:
-    """Training + inference seconds of one privkit fit at epsilon 1."""
-    return float(p.run_once(method, dataset, epsilon=1.0, X=X, y=y, seed=seed)["seconds"])
+    """Training + inference CPU seconds of one privkit fit at epsilon 1."""
+    return float(p.run_once(method, dataset, epsilon=1.0, X=X, y=y,
+                            seed=seed)["cpu_seconds"])
 
 
 def _median_seconds(fit: Callable[[], float], repeats: int = 3) -> float:
@@ -295,13 +316,14 @@ def _median_seconds(fit: Callable[[], float], repeats: int = 3) -> float:
 
 def _exact_seconds(kind: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: int
                    ) -> float:
-    """Training + inference seconds of the exact-kernel SVM OUTPUT or SEMI at epsilon 1."""
+    """Training + inference CPU seconds of the exact-kernel SVM OUTPUT or SEMI at
+    epsilon 1."""
     from ._exact_kernel import ExactKernelOutput, ExactKernelSemi
 
     X_tr, y_tr, X_te, _ = p.split(X, y, seed)
     classes, rng = np.unique(y), np.random.default_rng(seed)
     nu, gamma = p.TABLE_7_1[dataset][kind]
-    start = time.perf_counter()
+    start = time.process_time()
     if kind == "output":
         ExactKernelOutput(nu=nu, gamma=gamma, classes=classes).fit(X_tr, y_tr).predict(
             X_te, 1.0, rng)
@@ -309,7 +331,7 @@ def _exact_seconds(kind: str, dataset: str, X: np.ndarray, y: np.ndarray, seed: 
         semi = ExactKernelSemi(nu=nu, gamma=gamma, classes=classes).fit(X_tr, y_tr)
         semi.prepare(X_te)
         semi.predict(X_te, semi.release(1.0, 1.0 / len(y_tr), rng))
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def _table72(run: Run) -> None:
@@ -326,9 +348,11 @@ def _table72(run: Run) -> None:
     from ._dense_qp import MAX_ROWS, time_svdd_solvers
 
     data = run.need_data("shuttle-train.csv.gz")
-    t = run.report.table("table72", "Table 7.2 on this machine: seconds (median of 3 after a "
-                         "warm-up), ratios to the thesis' procedure in the same process, "
-                         "the thesis' seconds quoted beside", [], row_label="data set")
+    ratios: dict[str, list[tuple[str, float]]] = {}
+    t = run.report.table("table72", "Table 7.2 on this machine: CPU seconds on one thread "
+                         "(median of 3 after a warm-up), ratios to the thesis' procedure in "
+                         "the same process, the thesis' seconds quoted beside", [],
+                         row_label="data set")
     for j, dataset in enumerate(p.DATASETS):
         X, y = p.load_dataset(dataset, data, seed=run.args.seed)
         X_tr, y_tr, X_te, _ = p.split(X, y, run.args.seed)
@@ -339,6 +363,8 @@ def _table72(run: Run) -> None:
                                         ).fit(X_tr).transform(X_tr)
             time_svdd_solvers(Phi, nu)  # warm-up
             ours, qp, gap = time_svdd_solvers(Phi, nu)
+            ratios.setdefault("SVDD: cvxopt's dense QP / privkit's solver", []).append(
+                (dataset, qp / ours))
             t.put(dataset, "SVDD dual: privkit / cvxopt dense QP (s)",
                   f"{ours:.4f} / {qp:.3f} ({qp / ours:.2g}x; objectives within {gap:.0e})")
         else:
@@ -361,13 +387,14 @@ def _table72(run: Run) -> None:
 
         def svc(nu: float = c_nu, gamma: float = c_gamma, X_tr: np.ndarray = X_tr,
                 y_tr: np.ndarray = y_tr, X_te: np.ndarray = X_te) -> float:
-            start = time.perf_counter()
+            start = time.process_time()
             SVC(C=nu * len(y_tr), gamma=gamma).fit(X_tr, y_tr).predict(X_te)
-            return time.perf_counter() - start
+            return time.process_time() - start
 
         timed["sklearn SVC, exact kernel, no noise"] = svc
         for label, fit in timed.items():
             med = _median_seconds(fit)
+            ratios.setdefault(f"{label} / proposed_paper", []).append((dataset, med / base))
             thesis = PAPER_72.get(label.split(" ")[0])
             quoted = (f"; thesis {thesis[j]:g} ({thesis[j] / PAPER_72['proposed'][j]:.2g}x "
                       "its proposed)") if thesis and label != "proposed" else ""
@@ -378,7 +405,21 @@ def _table72(run: Run) -> None:
                       f"n = {MAX_KERNEL_ROWS}; thesis {PAPER_72['svm_semi'][j]:g}"
                       if "semi" in label else f"not run (n > {MAX_KERNEL_ROWS})")
         run.bar.update()
-    t.notes.append("Ratios (Yx) are each method's seconds over the thesis' procedure "
+    for label, pairs in ratios.items():
+        low, high = min(pairs, key=lambda q: q[1]), max(pairs, key=lambda q: q[1])
+        run.report.summary.append(
+            f"- Table 7.2, {label} (seconds over seconds, same process): {low[1]:.2g}x "
+            f"({low[0]}) to {high[1]:.2g}x ({high[0]}) over {len(pairs)} data sets.")
+    for base_row in ("svm_weight", "svm_semi"):
+        own = [b / a for a, b in zip(PAPER_72["proposed"], PAPER_72[base_row], strict=True)]
+        run.report.summary.append(
+            f"- The thesis' own ratio, {base_row} / its method (its Table 7.2, one machine): "
+            f"{min(own):.2g}x to {max(own):.2g}x; privkit's same-process ratio is the "
+            f"{base_row} line above (below 1: faster than the thesis' method).")
+    t.notes.append("Times are the process' CPU seconds with every library on one thread "
+                   "(what a shared machine's load does not change; wall seconds would "
+                   "measure the load). "
+                   "Ratios (Yx) are each method's seconds over the thesis' procedure "
                    "(proposed_paper, the thesis' 'Proposed') in the same process on this "
                    "machine; the thesis' seconds (its Table 7.2: a Xeon Gold 5218R, Python "
                    "3.7.4, cvxopt) are quoted with the thesis' own in-run ratio, never "
@@ -389,7 +430,17 @@ def _table72(run: Run) -> None:
 
 
 def _body(run: Run) -> None:
+    from ._dense_qp import MAX_ROWS
+
     parts = _parts(run.args)
+    runs = min(run.args.runs, run.args.figure_runs)
+    run.report.grid += (f"; parts {', '.join(parts)}"
+                        + (f"; Figure 7.1: {runs} runs per point" if "figure71" in parts
+                           else "")
+                        + f"; not run for memory: the exact-kernel SVM OUTPUT and SEMI "
+                        f"beyond {MAX_KERNEL_ROWS} training rows (Figure 7.1's and Table "
+                        f"7.2's shuttle: an n x n kernel matrix), cvxopt's dense QP beyond "
+                        f"{MAX_ROWS} rows (Table 7.2)")
     if "table73" in parts:
         _table73(run)
     if "figure71" in parts:
@@ -408,8 +459,9 @@ def _body(run: Run) -> None:
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--figure-runs", type=int, default=3,
-                        help="runs per Figure 7.1 point (at most --runs; default 3)")
+    parser.add_argument("--figure-runs", type=int, default=5,
+                        help="runs per Figure 7.1 point (at most --runs; default 5, the "
+                             "thesis' number of runs)")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=None,
                         help="what to run (default: all; --quick: table73 figure71)")
 

@@ -20,6 +20,7 @@ hold disjoint rows drawn from the training file; the test file is the test set.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,30 +30,31 @@ import numpy as np
 from ._cli import Paper, Run, run_paper
 from ._report import RUNNER, Cell
 
-__all__ = ["PAPER", "main", "non_private"]
+__all__ = ["PAPER", "main", "non_private", "top_components"]
 
 SETS = ("mnist", "fashion-mnist")
 METHODS = ("Non-Priv", "DPML", "DPDR-DPML", "FedDPDR-DPML")
 DELTA, LAMBDA, K, N, ROWS, EPSILON = 1e-4, 0.01, 20, 5, 10_000, 0.1
-#: The full grid, cut from the paper's sweeps to fit 15 minutes on two shared cores: a
-#: FedDPDR-DPML fit at the defaults takes about 13 CPU seconds here (five 784 x 784
-#: covariances of 10^4 rows, then ten Huber SVMs), a Non-Priv fit on the 5 x 10^4 rows as
-#: long; the epsilon sweep keeps 4 of the paper's 6 points (and 10), k 3, n 2, and the
-#: three uneven sets,
-#: with ``FULL_RUNS`` run (``--runs`` raises it).
-FULL = {"epsilon": (0.01, 0.1, 1.0, 2.0, 10.0), "k": (5, 20, 50), "n": (1000, 10_000),
+#: The full grid: the paper's sweeps (its section 5: epsilon in {0.01, 0.05, 0.1, 0.5,
+#: 1, 2}, k from 5 to 100, n in {100, 500, 1000, 5000, 10^4}, three uneven sets) plus
+#: epsilon 10, beyond its range, to show where the curves leave chance; ``FULL_RUNS``
+#: runs (the paper does not say how many it averages).
+FULL = {"epsilon": (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 10.0), "k": (5, 10, 20, 50, 100),
+        "n": (100, 500, 1000, 5000, 10_000),
         "uneven": ((50, 100, 500, 1000, 2000), (100, 500, 1000, 5000, 10_000),
                    (100, 1000, 5000, 8000, 10_000))}
-FULL_RUNS = 1
-CUT = ("cut for time (a FedDPDR-DPML fit takes about 13 CPU s here): epsilon 0.01, 0.1, "
-       "1, 2 of the paper's 0.01-2 and 10 beyond it, k 5, 20, 50, n 1000 and 10^4, the "
-       "three uneven sets, one run; CIFAR-10 is not in the shared data")
+FULL_RUNS = 3
+CUT = ("the paper's sweeps whole (k at 5, 10, 20, 50, 100: the paper gives the range 5-100 "
+       "only) and epsilon 10 beyond them; CIFAR-10, the paper's third data set, is not in "
+       "the shared data")
 QUICK = {"epsilon": (0.1, 10.0), "k": (), "n": (), "uneven": ()}
 QUICK_SETS = ("mnist",)
 QUICK_N = 300
-#: DPML's gradient tolerance: the default 1e-8 is out of reach in 784 dimensions at small
-#: n (privkit perturbs the residue, so the guarantee holds at any tolerance).
-DPML_TOL = 1e-5
+#: DPML's gradient tolerances, tried in turn: the default 1e-8 is out of reach in 784
+#: dimensions at small n, and at n = 100 and epsilon 0.01 so is 1e-5 (privkit perturbs
+#: the residue, so the guarantee holds at any tolerance; the same seed gives the same
+#: fit whichever process runs it).
+DPML_TOLS = (1e-5, 1e-3)
 NOTE = "figure only"
 DEPENDS = (*RUNNER, "algorithms/reproduce/wang2024.py", "algorithms/federated/pca.py",
            "algorithms/federated/federated.py", "algorithms/linear/erm.py",
@@ -76,15 +78,27 @@ def _unit(X: np.ndarray) -> np.ndarray:
     return unit
 
 
-def non_private(k: int) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """Non-Priv: exact PCA to ``k`` dimensions, then one-vs-rest Huber SVMs (lambda 0.01,
-    h 0.5) with no noise; returns ``fit_predict(X, y, X_test)``."""
+def top_components(X: np.ndarray, k: int) -> np.ndarray:
+    """The top ``k`` eigenvectors of ``X^T X`` (columns, largest first), exactly, by
+    LAPACK's ``syevr`` (only those ``k`` are computed)."""
+    from scipy.linalg import eigh
+
+    d = X.shape[1]
+    _, vectors = eigh(X.T @ X, subset_by_index=[d - k, d - 1], driver="evr")
+    top: np.ndarray = vectors[:, ::-1]
+    return top
+
+
+def non_private(k: int, components: np.ndarray | None = None
+                ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """Non-Priv: exact PCA to ``k`` dimensions (the first ``k`` of ``components`` when
+    given, else :func:`top_components`), then one-vs-rest Huber SVMs (lambda 0.01, h 0.5)
+    with no noise; returns ``fit_predict(X, y, X_test)``."""
     from privkit.algorithms import solve_erm
     from privkit.algorithms.linear._losses import MarginLoss
 
     def fit_predict(X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> np.ndarray:
-        _, vectors = np.linalg.eigh(X.T @ X)
-        V = vectors[:, ::-1][:, :k]
+        V = (top_components(X, k) if components is None else components)[:, :k]
         Z, Z_test = X @ V, X_test @ V
         classes = np.unique(y)
         W = np.array([solve_erm(Z, np.where(y == c, 1.0, -1.0), MarginLoss("huber", 0.5),
@@ -97,7 +111,7 @@ def non_private(k: int) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.nda
 
 def _accuracy(method: str, eps: float, k: int, sizes: Sequence[int], pool: np.ndarray,
               X: np.ndarray, y: np.ndarray, X_te: np.ndarray, y_te: np.ndarray,
-              seed: int) -> float:
+              seed: int, components: np.ndarray | None = None) -> float:
     """One fit of ``method``; ``sizes`` are the participants' row counts, drawn in order
     from the shuffled ``pool`` of training indices (DPDR-DPML and DPML use the first
     participant's rows, Non-Priv and FedDPDR-DPML all of them)."""
@@ -111,11 +125,17 @@ def _accuracy(method: str, eps: float, k: int, sizes: Sequence[int], pool: np.nd
     rows = pool[: sum(sizes)]
     first = rows[: sizes[0]]
     if method == "Non-Priv":
-        pred = non_private(k)(X[rows], y[rows], X_te)
+        pred = non_private(k, components)(X[rows], y[rows], X_te)
     elif method == "DPML":
-        pred = ObjectivePerturbationClassifier(
-            epsilon=eps, delta=DELTA, classes=classes, regularization=LAMBDA,
-            tol=DPML_TOL, random_state=seed).fit(X[first], y[first]).predict(X_te)
+        for tol in DPML_TOLS:
+            try:
+                pred = ObjectivePerturbationClassifier(
+                    epsilon=eps, delta=DELTA, classes=classes, regularization=LAMBDA,
+                    tol=tol, random_state=seed).fit(X[first], y[first]).predict(X_te)
+                break
+            except RuntimeError:  # the solver's tolerance, out of reach: the next one
+                if tol == DPML_TOLS[-1]:
+                    raise
     elif method == "DPDR-DPML":
         pred = DPDRDPMLClassifier(epsilon=eps, delta=DELTA, classes=classes, n_components=k,
                                   regularization=LAMBDA, random_state=seed
@@ -127,6 +147,42 @@ def _accuracy(method: str, eps: float, k: int, sizes: Sequence[int], pool: np.nd
                                      random_state=seed
                                      ).fit(X[rows], y[rows], participant=ids).predict(X_te)
     return float(np.mean(pred == y_te))
+
+
+@functools.lru_cache(maxsize=2)
+def _dataset(name: str, data: str, quick: bool
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, X_test, y_test) of ``name``, rows divided by their norms (cached per
+    process: a worker loads each data set once)."""
+    folder = Path(data)
+    X_te, y_te = _load(folder / f"{name}-test.csv.gz")
+    if quick:  # the 10,000 test rows: the first half trains, the rest tests
+        X, y, X_te, y_te = X_te[:5000], y_te[:5000], X_te[5000:], y_te[5000:]
+    else:
+        X, y = _load(folder / f"{name}-train.csv.gz")
+    return _unit(X), y, _unit(X_te), y_te
+
+
+@functools.lru_cache(maxsize=4)
+def _components(name: str, data: str, quick: bool, seed: int, sizes: tuple[int, ...],
+                kmax: int) -> np.ndarray:
+    """Non-Priv's top ``kmax`` components on one run's rows (cached per process: the k
+    sweep slices them; always ``kmax`` of them, so a worker that finds them cached gets
+    the numbers one that computes them would)."""
+    X, y, _, _ = _dataset(name, data, quick)
+    rows = np.random.default_rng(seed).permutation(len(y))[: sum(sizes)]
+    return top_components(X[rows], kmax)
+
+
+def _cell(name: str, data: str, quick: bool, seed: int, kmax: int, method: str,
+          eps: float, k: int, sizes: tuple[int, ...]) -> float:
+    """One fit of one run (a worker's task): the run's ``seed`` shuffles the pool of
+    training rows the participants draw from and seeds the fit."""
+    X, y, X_te, y_te = _dataset(name, data, quick)
+    pool = np.random.default_rng(seed).permutation(len(y))
+    components = (_components(name, data, quick, seed, sizes, kmax)
+                  if method == "Non-Priv" else None)
+    return _accuracy(method, eps, k, sizes, pool, X, y, X_te, y_te, seed, components)
 
 
 def _grid(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, Any], int]:
@@ -143,8 +199,27 @@ def _settings(args: argparse.Namespace) -> list[tuple[str, str, float, int, tupl
     return out
 
 
+Point = tuple[str, float, int, tuple[int, ...]]
+
+
+def _points(settings: list[tuple[str, str, float, int, tuple[int, ...]]]
+            ) -> dict[tuple[str, str, str], Point]:
+    """(sweep, x, method) -> the fit it needs, (method, epsilon, k, sizes) with the
+    parameters a method ignores blanked: the sweeps share their default point, so each
+    distinct fit runs once per run."""
+    out: dict[tuple[str, str, str], Point] = {}
+    for sweep, x, eps, k, sizes in settings:
+        for method in METHODS:
+            if sweep == "uneven" and method == "DPML":
+                continue
+            out[sweep, x, method] = (method, eps if method != "Non-Priv" else 0.0,
+                                     k if method != "DPML" else 0, sizes)
+    return out
+
+
 def _units(args: argparse.Namespace) -> int:
-    return len(_grid(args)[0]) * int(args.runs)
+    distinct = len(set(_points(_settings(args)).values()))
+    return len(_grid(args)[0]) * int(args.runs) * distinct
 
 
 def _body(run: Run) -> None:
@@ -163,28 +238,18 @@ def _body(run: Run) -> None:
     for row, name in enumerate(sets):
         data = run.need_data(f"{name}-test.csv.gz", *(() if run.quick else
                                                         (f"{name}-train.csv.gz",)))
-        X_te, y_te = _load(data / f"{name}-test.csv.gz")
-        if run.quick:  # the 10,000 test rows: the first half trains, the rest tests
-            X, y, X_te, y_te = X_te[:5000], y_te[:5000], X_te[5000:], y_te[5000:]
-        else:
-            X, y = _load(data / f"{name}-train.csv.gz")
-        X, X_te = _unit(X), _unit(X_te)
+        seeds = [run.args.seed + r for r in range(run.args.runs)]
+        points = _points(settings)
+        kmax = max(k for _, _, _, k, _ in settings)
+        tasks = [(name, str(data), run.quick, seed, kmax, *point) for seed in seeds
+                 for point in dict.fromkeys(points.values())]
+        values = iter(run.map(_cell, tasks))
+        done = {(seed, point): next(values) for seed in seeds
+                for point in dict.fromkeys(points.values())}
         acc: dict[tuple[str, str, str], list[float]] = {}
-        for r in range(run.args.runs):
-            seed = run.args.seed + r
-            pool = np.random.default_rng(seed).permutation(len(y))
-            done: dict[tuple[Any, ...], float] = {}  # the sweeps share their default point
-            for sweep, x, eps, k, sizes in settings:
-                for method in METHODS:
-                    if sweep == "uneven" and method == "DPML":
-                        continue
-                    key = (method, eps if method != "Non-Priv" else 0.0,
-                           k if method != "DPML" else 0, sizes)
-                    if key not in done:
-                        done[key] = _accuracy(method, eps, k, sizes, pool, X, y, X_te,
-                                              y_te, seed)
-                    acc.setdefault((sweep, x, method), []).append(done[key])
-            run.bar.update()
+        for seed in seeds:
+            for (sweep, x, method), point in points.items():
+                acc.setdefault((sweep, x, method), []).append(done[seed, point])
         for col, sweep in enumerate(sweeps):
             xs = list(dict.fromkeys(x for s, x, *_ in settings if s == sweep))
             if not xs:  # --quick runs the epsilon sweep only
@@ -207,11 +272,33 @@ def _body(run: Run) -> None:
             ax.set_ylim(0, 1)
             ax.grid(alpha=0.3)
         axes[row, 0].legend(fontsize=7)
+        run.report.summary.append(_headline(name, acc, settings))
     fig.supylabel("test accuracy")
     fig.tight_layout()
     run.report.figure("figures2to5", "Figures 2-5 reproduced: accuracy against k, epsilon, "
                       "n and uneven participant sizes.", fig)
     run.report.notes += _ANALYSIS
+
+
+def _headline(name: str, acc: dict[tuple[str, str, str], list[float]],
+              settings: list[tuple[str, str, float, int, tuple[int, ...]]]) -> str:
+    """The summary line of one data set: the paper's headline (FedDPDR-DPML close to
+    Non-Priv at the default epsilon) against privkit's numbers."""
+    def mean(x: str, method: str) -> float:
+        return float(np.mean(acc["epsilon", x, method]))
+
+    xs = [x for s, x, *_ in settings if s == "epsilon"]
+    default = f"{EPSILON:g}" if f"{EPSILON:g}" in xs else xs[0]
+    fed, top = mean(default, "FedDPDR-DPML"), mean(default, "Non-Priv")
+    reached = "reached" if top - fed <= 0.05 else "not reached"
+    curve = ", ".join(f"{x}: {mean(x, 'FedDPDR-DPML'):.3f}" for x in xs)
+    return (f"- {name}: FedDPDR-DPML {fed:.3f} against Non-Priv {top:.3f} at epsilon "
+            f"{default}: the paper's headline (close to Non-Priv) is {reached} (within "
+            f"0.05 counts as close); FedDPDR-DPML against epsilon: {curve}. Why: the "
+            "Notes above (sensitivity sqrt(2), the budget split over ten one-vs-rest "
+            "problems, the noise scale 1 / (n lambda epsilon)); Non-Priv itself is the "
+            "noise-free PCA and Huber SVM at lambda 0.01 on rows of norm 1 (the paper "
+            "states no scaling and prints no Non-Priv number).")
 
 
 _ANALYSIS = [

@@ -194,25 +194,32 @@ def changed_since(commit: str, depends: Sequence[str], root: Path = ROOT) -> lis
 pytestmark = pytest.mark.skipif(not _in_checkout(), reason="not in a git checkout")
 
 
-def test_stamped_results_were_written_by_the_current_code():
+def stale_results() -> list[tuple[Path, str]]:
+    """Every committed stamped results file written by code that has changed since, with
+    why (``scripts/rerun_results.py`` imports this rule)."""
     stale = []
     for path in _committed_results():
         stamp = _stamp(path)
         if stamp is None:
             continue
         commit, depends = stamp
-        name = path.relative_to(ROOT)
         if commit.endswith("+dirty") or not re.fullmatch(r"[0-9a-f]{40}", commit):
-            stale.append(f"{name}: written by uncommitted code ({commit})")
+            stale.append((path, f"written by uncommitted code ({commit})"))
             continue
         if not depends:
-            stale.append(f"{name}: names no privkit-depends paths")
+            stale.append((path, "names no privkit-depends paths"))
             continue
         changed = changed_since(commit, depends)
         if changed:
-            stale.append(f"{name}: {commit[:10]} differs from HEAD in {', '.join(changed)}")
+            stale.append((path, f"{commit[:10]} differs from HEAD in {', '.join(changed)}"))
+    return stale
+
+
+def test_stamped_results_were_written_by_the_current_code():
+    stale = [f"{path.relative_to(ROOT)}: {why}" for path, why in stale_results()]
     assert not stale, ("results written by code that has changed since; rerun their "
-                       "command (in each file's header):\n" + "\n".join(stale))
+                       "command (in each file's header, or scripts/rerun_results.py):\n"
+                       + "\n".join(stale))
 
 
 def test_reproduction_outputs_carry_the_stamp():
