@@ -1,8 +1,8 @@
 """Rerun every stale results file: ``python scripts/rerun_results.py [--jobs N] [--dry-run]
 [--data DIR] [--only TEXT ...]``.
 
-A results file is stale by the rule of ``tests/core/test_results_fresh.py`` (imported from
-there, not restated: its ``stale_results``): it records ``privkit-commit`` and
+A results file is stale by the rule of ``scripts/results_freshness.py`` (the one the
+freshness test applies; its ``stale_results``): it records ``privkit-commit`` and
 ``privkit-depends`` in its header, and the depended-on code has changed since that commit
 (or the commit is ``+dirty``). Each stale file's header names the command that wrote it
 (``command: ...``, ``- command: ...`` or ``Command: `...```); files that share a command
@@ -11,8 +11,8 @@ first. Commands run from the
 checkout's root through ``bash -c``, ``--jobs`` at a time, with ``.venv/bin`` first on
 ``PATH`` and ``PRIVKIT_DATA`` set to ``--data``; each is printed before it starts and
 its exit code and time after it ends. ``--include TEXT`` adds the fresh stamped files
-whose command contains TEXT (the test module's ``_committed_results`` and ``_stamp``
-list them). Exit code 0 when every command succeeded, 1
+whose command contains TEXT (the rule's ``committed_results`` and ``stamp`` list
+them). Exit code 0 when every command succeeded, 1
 otherwise, 2 when a stale file names no command (listed, nothing is run for it).
 
 Run it after merging, before committing results: the rerun files then record the
@@ -34,7 +34,7 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
-FRESHNESS = ROOT / "tests" / "core" / "test_results_fresh.py"
+FRESHNESS = ROOT / "scripts" / "results_freshness.py"
 #: The recorded CPU time, else the wall time, of the run that wrote a file (``privkit
 #: reproduce`` headers): on a loaded machine the CPU time is the better guide.
 CPU = re.compile(r"CPU time \(.*?\): ([0-9.]+) s")
@@ -45,8 +45,8 @@ COMMAND = re.compile(r"^[-#*\s]*command:\s*`?(?P<cmd>[^`\n]+?)`?\s*$",
 
 
 def freshness_rule(path: Path = FRESHNESS) -> ModuleType:
-    """The freshness test module (its ``stale_results()`` is the rule)."""
-    spec = importlib.util.spec_from_file_location("_privkit_results_fresh", path)
+    """The freshness rule (``scripts/results_freshness.py``; its ``stale_results()``)."""
+    spec = importlib.util.spec_from_file_location("results_freshness", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"rerun_results: cannot import {path}")
     module = importlib.util.module_from_spec(spec)
@@ -122,8 +122,8 @@ def main(argv: Sequence[str] | None = None, *, root: Path = ROOT,
     stale = module.stale_results() if module is not None else rule()  # type: ignore[misc]
     if args.include and module is not None:
         listed = {path for path, _ in stale}
-        stale += [(path, "fresh, included") for path in module._committed_results()
-                  if path not in listed and module._stamp(path) is not None
+        stale += [(path, "fresh, included") for path in module.committed_results()
+                  if path not in listed and module.stamp(path) is not None
                   and any(t in (command_of(path) or "") for t in args.include)]
     commands, orphans = plan(stale)
     if args.only:
