@@ -180,8 +180,10 @@ def row_estimator(name: str) -> str:
 def discover_algorithm_rows() -> list[str]:
     """Import the ``audit_cases`` module of every family folder of
     :mod:`privkit.algorithms` (a subpackage holding a module of that name, found on the
-    package's path without importing the others) and return their dotted names. Without
-    the algorithms' optional dependencies (scikit-learn) there are none."""
+    package's path without importing the others) and return the dotted names of those
+    that import. A family whose optional dependency is not installed (scikit-learn;
+    pandas for the analytics) has no rows here: its module is skipped, never an error
+    for the rows that need nothing more (the mechanisms')."""
     import importlib
     import os
     import pkgutil
@@ -197,9 +199,16 @@ def discover_algorithm_rows() -> list[str]:
             if family.ispkg and any(m.name == ROWS_MODULE
                                     for m in pkgutil.iter_modules([folder])):
                 found.append(f"{algorithms.__name__}.{family.name}.{ROWS_MODULE}")
+    imported = []
     for module in sorted(set(found)):
-        importlib.import_module(module)
-    return sorted(set(found))
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as missing:
+            if (missing.name or "privkit").partition(".")[0] == "privkit":
+                raise
+            continue
+        imported.append(module)
+    return imported
 
 
 def mechanism_case(cls: type[Mechanism]) -> Callable[..., AuditCase]:

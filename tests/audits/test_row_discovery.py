@@ -79,3 +79,31 @@ def test_a_row_declared_in_a_new_family_module_is_picked_up(tmp_path, monkeypatc
         for module in ("privkit.algorithms.zz_new_family",
                        f"privkit.algorithms.zz_new_family.{ROWS_MODULE}"):
             sys.modules.pop(module, None)
+
+
+@pytest.mark.parametrize(("missing", "skipped"), [("zz_not_installed", True),
+                                                   ("privkit.zz_not_there", False)])
+def test_a_family_whose_optional_dependency_is_missing_is_skipped(tmp_path, monkeypatch,
+                                                                   missing, skipped):
+    """A family module that needs a package which is not installed (as the analytics need
+    pandas) has no rows, and the others still load (``privkit audit laplace`` in an
+    environment without pandas); a missing privkit module is a bug and is raised."""
+    family = tmp_path / "zz_optional_family"
+    family.mkdir()
+    (family / "__init__.py").write_text('"""A family with an optional dependency."""\n')
+    (family / f"{ROWS_MODULE}.py").write_text(f'"""Its rows."""\n\nimport {missing}\n')
+    monkeypatch.setattr(privkit.algorithms, "__path__",
+                        [*privkit.algorithms.__path__, str(tmp_path)])
+    name = f"privkit.algorithms.zz_optional_family.{ROWS_MODULE}"
+    try:
+        if skipped:
+            found = discover_algorithm_rows()
+            assert name not in found
+            assert "privkit.algorithms.linear.audit_cases" in found
+            assert "laplace" in CASES
+        else:
+            with pytest.raises(ModuleNotFoundError, match=r"privkit\.zz_not_there"):
+                discover_algorithm_rows()
+    finally:
+        for module in ("privkit.algorithms.zz_optional_family", name):
+            sys.modules.pop(module, None)
