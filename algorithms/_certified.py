@@ -21,15 +21,11 @@ from privkit.plan import Block
 __all__ = ["certified"]
 
 
+@functools.lru_cache(maxsize=512)
 def certified(plan: Block, *, delta: float) -> Guarantee:
     """privkit's tightest accountant's guarantee for ``plan`` at ``delta``, memoised: a pure
     function of the plan (plans and guarantees are frozen and hashable; public parameters
     only), which every fit with the same budget and shape would otherwise recompute (the
     PLD accountant can take a second at a large epsilon). The result is the object
     ``tightest`` returned. Estimators report it as ``guarantee_``."""
-    return _certified(plan, float(delta))
-
-
-@functools.lru_cache(maxsize=512)
-def _certified(plan: Block, delta: float) -> Guarantee:
     return tightest(plan, delta=delta).guarantee

@@ -297,10 +297,10 @@ def test_transcript_case_is_small_and_private():
 
 def test_certified_is_the_tightest_accountants_guarantee_memoised():
     """certified(plan, delta=delta) is tightest(plan, delta).guarantee, computed once per plan."""
-    from privkit.algorithms._certified import _certified, certified
+    from privkit.algorithms._certified import certified
 
     plan = DPKMeans(3, epsilon=0.9, delta=1e-6, n_iter=3).plan(n_samples=10, n_features=4)
-    before = _certified.cache_info().hits
+    before = certified.cache_info().hits
     assert certified(plan, delta=1e-6) == tightest(plan, delta=1e-6).guarantee
     assert certified(plan, delta=1e-6) is certified(plan, delta=1e-6)
-    assert _certified.cache_info().hits >= before + 2
+    assert certified.cache_info().hits >= before + 2
