@@ -33,7 +33,9 @@ FFTs, which :mod:`privkit._pld_fft` measures and charges to both bounds.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np
@@ -72,7 +74,15 @@ def exp_ramp(start: float, rate: float, n: int) -> NDArray[np.float64]:
     a few units in the last place of the direct value wherever that is a normal number
     (a block factor that underflows loses only values below ``e^-729``).
     """
-    if n <= 0:
+    owner = "exp_ramp"
+    start = check.real("start", start, owner)
+    rate = check.real("rate", rate, owner)
+    given: Any = n  # annotated int; checked as any value a caller may pass
+    if isinstance(given, bool | np.bool_) or not isinstance(given, numbers.Integral) \
+            or given < 0:
+        raise check.fail("n", given, "an integer >= 0", owner)
+    n = int(given)
+    if n == 0:
         return np.zeros(0)
     reach = _RAMP_SPAN / abs(rate) if abs(rate) * n > _RAMP_SPAN else n
     block = min(math.isqrt(n) + 1, int(reach))

@@ -253,3 +253,14 @@ def test_epsilon_at_keeps_its_answers():
         assert p.epsilon_at(delta) == fresh.epsilon_at(delta)
         assert p.delta_at(p.epsilon_at(delta)) <= delta
     assert p.epsilon_at(1e-10) == math.inf  # below the mass at infinity
+
+
+@pytest.mark.parametrize(("args", "name"), [
+    ((float("nan"), 0.1, 5), "start"), ((0.0, "fast", 5), "rate"),
+    ((0.0, 0.1, -1), "n"), ((0.0, 0.1, 2.5), "n"), ((0.0, 0.1, True), "n")])
+def test_exp_ramp_names_a_bad_argument(args, name):
+    from privkit.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=f"exp_ramp.*{name}|{name}.*exp_ramp"):
+        exp_ramp(*args)
+    assert exp_ramp(0.0, 0.1, 0).shape == (0,)
