@@ -208,7 +208,7 @@ AT_FOUR = [{"loss": "huber", "regularization": 1e-3, "intercept_scaling": 1.0},
 #: these settings could reach at that budget, whatever selected it.
 ORACLE_C = (6.0, 12.0, 24.0)
 ORACLE_INTERCEPT = (0.25, 0.5, 1.0)
-FRACTIONS = (0.6, 0.7, 0.8, 0.9, 1.0)
+FRACTIONS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def oracle_settings(n: int, train: float) -> list[dict[str, object]]:
@@ -248,9 +248,11 @@ def break_even(data: tuple[np.ndarray, ...], defaults: dict[float, float], seeds
                 allowed = max(allowed, 1.0 / f)
             print("break-even", epsilon, f, max(means), flush=True)
         eta = allowed * (1.0 - share) - 2.0
+        at_least = ">= " if allowed == 1.0 / FRACTIONS[0] else ""
         lines.append(f"| {epsilon:g} | {defaults[epsilon]:.4f} | "
-                     + " | ".join(f"{b:.4f}" for b in best) + f" | {allowed:.3g} | "
-                     + (f"{eta:.2f} | {-eta:.2f} |" if eta > -1.0 else "none | 1 |"))
+                     + " | ".join(f"{b:.4f}" for b in best) + f" | {at_least}{allowed:.3g} | "
+                     + (f"{at_least}{eta:.2f} | {-eta:.2f} |" if -1.0 < eta < 0.0 else
+                        f"{at_least}{eta:.2f} | - |" if eta >= 0.0 else "none | 1 |"))
     return lines
 
 
