@@ -52,8 +52,9 @@ CATALOGUE: tuple[Entry, ...] = (
           "against epsilon on eight data sets), Table 7.2 as same-machine ratios (privkit "
           "against cvxopt's dense-QP SVDD and the baselines)"),
     Entry("dpksvmel", "privkit.algorithms.reproduce.dpksvmel",
-          "DPKSVMEL: kernel SVM made private by an exponential + Laplace hybrid on the "
-          "support vectors", "authors not named in the text privkit has (seed paper 001)",
+          "Differentially private kernel support vector machines based on the exponential "
+          "and Laplace hybrid mechanism (Security and Communication Networks, 2021)",
+          "Z. Sun, J. Yang, X. Li, J. Zhang",
           "accuracy and AUC on the eight libsvm data sets against epsilon, k and LLs, "
           "the faithful method and privkit's corrected variant against the non-private SVM "
           "(the paper's Figures 6-15; its tables are images)"),

@@ -1,5 +1,7 @@
 """``privkit reproduce dpksvmel``: DPKSVMEL, a kernel SVM made private by an exponential +
-Laplace hybrid on its support vectors (the seed paper 001; its Algorithm 1, eq. 7-9).
+Laplace hybrid on its support vectors (Sun, Yang, Li, Zhang, "Differentially private
+kernel support vector machines based on the exponential and Laplace hybrid mechanism",
+Security and Communication Networks, 2021; its Algorithm 1, eq. 7-9).
 
 Protocol (its section 5): the eight libsvm data sets (``SETS``), features scaled to
 [-1, 1] per feature as libsvm's copies are (svm-scale; the scaling uses each data set's
