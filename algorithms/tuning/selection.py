@@ -149,7 +149,11 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc
     the other runs are not (the theorem covers the best run alone), so ``ledger_`` holds
     the selection as one block, the candidates' own releases are recorded in no ledger
     the caller holds, and the candidates' warnings are not passed on (their count would
-    tell K). A data-fitted step in a Pipeline candidate warns once, before any draw,
+    tell K). ``fit``'s running time grows with K, and knowing K the best run is worth
+    more than the theorem counts (for a fixed K, the best of K runs can cost up to K
+    candidates' epsilon): privkit does not pad the time, so run the search where its
+    duration is not observed by whoever receives the model. A data-fitted step in a
+    Pipeline candidate warns once, before any draw,
     from the pipeline's structure. Queries are checked strictly by the chosen candidate.
 
     Notes
