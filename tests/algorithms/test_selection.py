@@ -290,3 +290,44 @@ def test_budget_split_is_public_and_is_what_each_candidate_gets():
     released = PrivateGridSearch(fast_candidate(), SMALL, epsilon=2.0, delta=1e-5,
                                  shape=-0.75).budget_split()
     assert released["candidate"] == pytest.approx(2.0 * (1 - LABEL_SHARE) / 1.25, rel=1e-9)
+
+
+def test_the_best_noisy_score_wins():
+    """With the noise negligible (epsilon 200 over 600 rows) and K drawn with eta = 3 and
+    100 runs expected, both settings of a two-setting grid run except with probability
+    3e-4 (sum over k of P[K = k] 2^(1 - k), computed from Definition 1 of Papernot and
+    Steinke); the search keeps the well-regularised one (training accuracy 0.96), not the
+    one whose Lambda = 100 shrinks the model to the majority class (0.88), and its noisy
+    score is that model's accuracy on the rows to within the noise. Seeded: the
+    false-failure rate over seeds is that 3e-4."""
+    X, y = data()
+    search = PrivateGridSearch(fast_candidate(), {"regularization": [100.0, 0.001]},
+                               epsilon=200.0, classes=[0, 1], shape=3.0,
+                               expected_runs=100.0, random_state=3).fit(X, y)
+    assert search.best_params_ == {"regularization": 0.001}
+    accuracy = float(np.mean(search.best_estimator_.predict(X) == y))
+    assert accuracy > 0.9
+    assert search.best_score_ == pytest.approx(accuracy, abs=0.01)
+
+
+def test_each_score_has_laplace_noise_of_sensitivity_one_over_n(monkeypatch):
+    """The noisy score is the accuracy on the n rows (a replaced row moves it by at most
+    1 / n) plus Laplace noise at the score's share of a candidate's epsilon: the search
+    asks for exactly that block (independently computed from ``budget_split()``)."""
+    from privkit.algorithms.tuning import selection
+    from privkit.mechanisms import Laplace
+
+    asked = []
+    original = Laplace.for_epsilon
+
+    def spy(epsilon, *, sensitivity, relation):
+        asked.append((epsilon, sensitivity))
+        return original(epsilon, sensitivity=sensitivity, relation=relation)
+
+    monkeypatch.setattr(selection.Laplace, "for_epsilon", staticmethod(spy))
+    X, y = data(n=500)
+    search = PrivateGridSearch(fast_candidate(), SMALL, epsilon=2.0, classes=[0, 1],
+                               score_share=0.2, random_state=0)
+    search.fit(X, y)
+    assert asked == [(pytest.approx(search.budget_split()["score"]), pytest.approx(1 / 500))]
+    assert search.budget_split()["score"] == pytest.approx(0.2 * 2.0 / 2.0)
