@@ -267,9 +267,8 @@ def _equilibrium_points_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> Audi
 @audit_row("equilibrium_points_paper_e2e", estimator="EquilibriumPointClassifier")
 def _equilibrium_points_paper_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     """The paper-faithful EquilibriumPointClassifier against the thesis' PureDP(epsilon)
-    (privkit makes no claim for it), on :func:`._equilibrium_cases.audit_case_paper`'s
-    pair: 40 rows at the origin and one at 3, moved to -3; event: a released equilibrium
-    point within 0.5 of 3."""
+    (privkit makes no claim for it), on :func:`audit_case_paper`'s pair: 40 rows at the
+    origin and one at 3, moved to -3; event: a released equilibrium point within 0.5 of 3."""
     from privkit.algorithms import EquilibriumPointClassifier
 
     claim = 1.0
