@@ -62,6 +62,9 @@ the paper's claim, and privkit's accountant certifies it from the plan. This is 
 public parameters.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   ``audit_case`` moved to the row ``dpksvmel_paper`` of
+   :mod:`privkit.algorithms.kernels.audit_cases`.
 """
 
 from __future__ import annotations

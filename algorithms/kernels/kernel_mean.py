@@ -64,7 +64,8 @@ MMD two-sample test (:mod:`privkit.algorithms.kernels.mmd_test`), are in
    message), zero rows under add-remove, ``budget_filter``, strict ``witness`` queries,
    ``transcript_case``; the MMD test moved to :mod:`privkit.algorithms.kernels.mmd_test`,
    ``mean_sensitivities`` and ``feature_sums`` to :mod:`privkit.algorithms.kernels.feature_mean`
-   (still importable from here).
+   (still importable from here), ``audit_case`` to the row ``kernel_mean`` of
+   :mod:`privkit.algorithms.kernels.audit_cases`.
 """
 
 from __future__ import annotations

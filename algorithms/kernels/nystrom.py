@@ -16,6 +16,9 @@ The map's public norm bound ``kappa`` (:mod:`privkit.algorithms.kernels.nystrom_
 makes the learner's sensitivity analysis hold whatever the private centroids are.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   ``audit_case`` moved to the row ``kmeans_nystrom`` of
+   :mod:`privkit.algorithms.kernels.audit_cases`.
 """
 
 from __future__ import annotations

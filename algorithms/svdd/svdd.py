@@ -60,6 +60,9 @@ and the Laplace likelihood ratio (:func:`laplace_loss`), and certifies about 0.9
 claim at epsilon 1 and 4.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   ``audit_case`` moved to the row ``private_svdd`` of
+   :mod:`privkit.algorithms.svdd.audit_cases`.
 """
 
 from __future__ import annotations
