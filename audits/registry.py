@@ -1,7 +1,7 @@
 """How to audit each built-in mechanism on a worst-case pair, at a given epsilon.
 
-``CASES[name](epsilon, delta)`` builds the mechanism calibrated to ``epsilon`` (and, for
-approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), a batched
+``CASES[name](epsilon=..., delta=...)`` builds the mechanism calibrated to ``epsilon`` (and,
+for approximate-DP mechanisms, ``delta``, default 1e-5; pure mechanisms ignore it), a batched
 system that draws its outputs, the neighbouring pair on which its privacy loss is
 largest, and the claim to test. Every registered mechanism with a
 :meth:`~privkit.Mechanism.worst_case` is a case (its pair lives next to it); an estimator
@@ -14,10 +14,15 @@ Estimators audited end to end on their whole transcript are found (or registered
 :mod:`privkit.audits.estimators`.
 
 .. versionadded:: 0.1.0
+.. versionchanged:: 0.3.0
+   Every builder takes ``epsilon`` and ``delta`` as keywords only
+   (``CASES[name](epsilon=1.0)``; 0.2.0 called ``CASES[name](1.0)``), and
+   :func:`register` refuses a builder that cannot be called so.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -25,6 +30,7 @@ from typing import Any, TypeVar
 import attrs
 import numpy as np
 
+from privkit import _validation as check
 from privkit.audits.pairs import NeighbouringPair
 from privkit.audits.result import AuditResult
 from privkit.mechanism import Mechanism, registered_mechanisms
@@ -137,9 +143,21 @@ ROWS_MODULE = "audit_cases"
 
 
 def register(name: str, build: Callable[..., AuditCase]) -> None:
-    """Make ``privkit audit NAME`` run ``build(epsilon, delta)`` (for systems that are not
-    a single mechanism; a mechanism's case comes from its ``worst_case``). Estimators
-    declare theirs with :func:`audit_row`."""
+    """Make ``privkit audit NAME`` run ``build(epsilon=..., delta=...)`` (for systems that
+    are not a single mechanism; a mechanism's case comes from its ``worst_case``).
+    Estimators declare theirs with :func:`audit_row`. ``build`` must accept ``epsilon``
+    and ``delta`` as keywords (declare them ``(*, epsilon, delta=...)``); one whose
+    parameters are named otherwise is refused here, not when ``privkit audit`` calls it.
+
+    .. versionchanged:: 0.3.0
+       The builder is called with keywords, and one that cannot be is refused.
+    """
+    try:
+        inspect.signature(build).bind(epsilon=1.0, delta=AUDIT_DELTA)
+    except TypeError:
+        raise check.fail("build", build, "callable as build(epsilon=..., delta=...)",
+                         f"register({name!r})",
+                         hint="declare it as def build(*, epsilon, delta=...)") from None
     _ALGORITHMS[name] = build
 
 
@@ -216,8 +234,8 @@ def mechanism_case(cls: type[Mechanism]) -> Callable[..., AuditCase]:
     system is the mechanism's ``release`` (the floating-point-safe publication path, so
     that the audit covers what is published)."""
 
-    def build(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-        worst = cls.worst_case(epsilon=eps, delta=delta)
+    def build(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
+        worst = cls.worst_case(epsilon=epsilon, delta=delta)
         assert worst is not None
         mechanism, options, statistic = worst.mechanism, worst.options, worst.statistic
 
@@ -363,5 +381,5 @@ class _Cases(Mapping[str, Callable[..., AuditCase]]):
         return len(self._all())
 
 
-#: ``CASES[name](epsilon, delta)``: every case ``privkit audit`` knows.
+#: ``CASES[name](epsilon=..., delta=...)``: every case ``privkit audit`` knows.
 CASES: Mapping[str, Callable[..., AuditCase]] = _Cases()

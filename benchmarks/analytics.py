@@ -173,7 +173,7 @@ def audits() -> None:
 
     rows = []
     for name in CASE_BUILDERS:
-        case = CASES[name](1.0)
+        case = CASES[name](epsilon=1.0)
         start = time.perf_counter()
         result = run_case(case, name=name, rng=2026)
         took = time.perf_counter() - start
@@ -187,7 +187,7 @@ def audits() -> None:
 
     _pandas.keep_rows = unbounded
     try:
-        case = CASES["analytics_count"](1.0)
+        case = CASES["analytics_count"](epsilon=1.0)
         bug = run_case(case, name="analytics_count (rows not bounded)", rng=2026)
     finally:
         _pandas.keep_rows = original

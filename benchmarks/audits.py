@@ -79,7 +79,7 @@ def half_scale_batched(value: float, rng: np.random.Generator, size: int) -> np.
 
 
 def main() -> None:
-    case = CASES["laplace"](1.0)
+    case = CASES["laplace"](epsilon=1.0)
     audit(case.system, case.pair, epsilon=1.0, trials=100_000, rng=0)  # warm up
     start = time.perf_counter()
     result = audit(case.system, case.pair, epsilon=1.0, trials=2_000_000, rng=0)

@@ -322,7 +322,7 @@ def _audit(args: argparse.Namespace) -> int:
                         if name in transcripts:
                             rows = _transcript_rows(transcripts[name], args, seed)
                         else:
-                            case = CASES[name](args.epsilon, args.delta)
+                            case = CASES[name](epsilon=args.epsilon, delta=args.delta)
                             rows = [run_case(case, name=name, trials=args.trials,
                                              confidence=args.confidence,
                                              sequential=args.sequential, rng=seed,

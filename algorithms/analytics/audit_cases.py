@@ -118,7 +118,7 @@ def _base(value: float, rows: int = _ROWS) -> dict[str, list[float]]:
 
 
 @audit_row("analytics_count", estimator="Query")
-def count_case(epsilon: float, delta: float = 0.0) -> AuditCase:
+def count_case(*, epsilon: float, delta: float = 0.0) -> AuditCase:
     """Count: each of the unit's partitions gains one row."""
     query = _public({"n": Count()}, epsilon)
 
@@ -129,7 +129,7 @@ def count_case(epsilon: float, delta: float = 0.0) -> AuditCase:
 
 
 @audit_row("analytics_sum", estimator="Query")
-def sum_case(epsilon: float, delta: float = 0.0) -> AuditCase:
+def sum_case(*, epsilon: float, delta: float = 0.0) -> AuditCase:
     """Sum on [-10, 10]: each of the unit's partitions gains one row at the bound."""
     query = _public({"s": Sum("x", lower=-10.0, upper=10.0)}, epsilon)
 
@@ -140,7 +140,7 @@ def sum_case(epsilon: float, delta: float = 0.0) -> AuditCase:
 
 
 @audit_row("analytics_histogram", estimator="Query")
-def histogram_case(epsilon: float, delta: float = 0.0) -> AuditCase:
+def histogram_case(*, epsilon: float, delta: float = 0.0) -> AuditCase:
     """Histogram of 4 buckets on [0, 4]: the unit's row lands in the last bucket."""
     query = _public({"h": Histogram("x", lower=0.0, upper=4.0, bins=4)}, epsilon)
 
@@ -162,7 +162,7 @@ _MOMENT_ROWS = 100
 
 
 @audit_row("analytics_mean", estimator="Query")
-def mean_case(epsilon: float, delta: float = 0.0) -> AuditCase:
+def mean_case(*, epsilon: float, delta: float = 0.0) -> AuditCase:
     """Mean on [0, 10] with the count released beside it: the unit adds a row at the
     upper bound (count +1, centred sum +5) to each partition."""
     query = _public({"n": Count(), "m": Mean("x", lower=0.0, upper=10.0)}, epsilon)
@@ -176,7 +176,7 @@ def mean_case(epsilon: float, delta: float = 0.0) -> AuditCase:
 
 
 @audit_row("analytics_variance", estimator="Query")
-def variance_case(epsilon: float, delta: float = 0.0) -> AuditCase:
+def variance_case(*, epsilon: float, delta: float = 0.0) -> AuditCase:
     """Variance on [0, 10] with the count and mean beside it: count +1, centred sum +5,
     centred sum of squares +25 in each of the unit's partitions."""
     query = _public({"n": Count(), "m": Mean("x", lower=0.0, upper=10.0),
@@ -202,7 +202,7 @@ _QUANTILE_BINS = 20
 
 
 @audit_row("analytics_quantile", estimator="Query")
-def quantile_case(epsilon: float, delta: float = 0.0) -> AuditCase:
+def quantile_case(*, epsilon: float, delta: float = 0.0) -> AuditCase:
     """Median on [0, 1] over 40 buckets (see the module docstring)."""
     aggregation = Quantile("x", 0.5, lower=0.0, upper=1.0, bins=_QUANTILE_BINS)
     query = _public({"q": aggregation}, epsilon)
@@ -222,7 +222,7 @@ def quantile_case(epsilon: float, delta: float = 0.0) -> AuditCase:
 
 
 @audit_row("analytics_selection", estimator="Query")
-def selection_case(epsilon: float, delta: float = 1e-5) -> AuditCase:
+def selection_case(*, epsilon: float, delta: float = 1e-5) -> AuditCase:
     """Partition selection alone (a keys-only query): the unit's two partitions hold
     ``ceil(threshold)`` units on D."""
     query = Query(privacy_unit="unit", by="part", aggregations={}, epsilon=epsilon,

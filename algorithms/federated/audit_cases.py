@@ -68,16 +68,17 @@ _PCA_THREAT = ("white box on the noisy second-moment matrix X^T X + E (the eigen
 
 
 @audit_row("dp_pca", estimator="DPPCA")
-def _dp_pca(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def _dp_pca(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import DPPCA
 
-    block = DPPCA(1, epsilon=eps, delta=delta).plan(n_samples=4, n_features=2)
+    block = DPPCA(1, epsilon=epsilon, delta=delta).plan(n_samples=4, n_features=2)
     pair = _second_moment_pair()
-    return AuditCase(_noisy_moment_system(block, pair), pair, eps, delta,
+    return AuditCase(_noisy_moment_system(block, pair), pair, epsilon, delta,
                      threat_model=_PCA_THREAT)
 
 
-def _pipeline_case(model: Any, eps: float, delta: float, federated: bool) -> AuditCase:
+def _pipeline_case(model: Any, *, epsilon: float, delta: float, federated: bool
+                   ) -> AuditCase:
     """Wang et al.'s pipelines audited on their PCA stage (its noisy second-moment matrix,
     with ``pca_share=0.9`` so that stage carries most of the budget): a marginal of the
     pipeline's transcript, so its lower bound is valid for the whole pipeline's claim."""
@@ -95,28 +96,28 @@ def _pipeline_case(model: Any, eps: float, delta: float, federated: bool) -> Aud
         return system(np.asarray(rows)[:, :2], rng, size)
 
     where = ("the changed row's participant's " if federated else "the ")
-    return AuditCase(rows_system, data, eps, delta, threat_model=(
+    return AuditCase(rows_system, data, epsilon, delta, threat_model=(
         f"white box on {where}noisy second-moment matrix (the PCA stage, pca_share=0.9); "
         "the classifier stage is not observed, so the bound is a marginal of the "
         "pipeline's transcript"))
 
 
 @audit_row("dpdr_dpml", estimator="DPDRDPMLClassifier")
-def _dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def _dpdr_dpml(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import DPDRDPMLClassifier
 
-    model = DPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+    model = DPDRDPMLClassifier(epsilon=epsilon, delta=delta, classes=[0, 1], n_components=2,
                                pca_share=0.9, regularization=0.1)
-    return _pipeline_case(model, eps, delta, federated=False)
+    return _pipeline_case(model, epsilon=epsilon, delta=delta, federated=False)
 
 
 @audit_row("fed_dpdr_dpml", estimator="FedDPDRDPMLClassifier")
-def _fed_dpdr_dpml(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def _fed_dpdr_dpml(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     from privkit.algorithms import FedDPDRDPMLClassifier
 
-    model = FedDPDRDPMLClassifier(epsilon=eps, delta=delta, classes=[0, 1], n_components=2,
+    model = FedDPDRDPMLClassifier(epsilon=epsilon, delta=delta, classes=[0, 1], n_components=2,
                                   pca_share=0.9, regularization=0.1)
-    return _pipeline_case(model, eps, delta, federated=True)
+    return _pipeline_case(model, epsilon=epsilon, delta=delta, federated=True)
 
 
 #: DPPCA's calibration: the released component shows only the noisy ``M_11 - M_22``
@@ -126,7 +127,7 @@ _PCA_EPSILON = 2.0
 
 
 @audit_row("dp_pca_e2e", estimator="DPPCA")
-def _dp_pca_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _dp_pca_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     """DPPCA (Analyze Gauss: Gaussian noise on X^T X, Dwork, Talwar, Thakurta, Zhang
     2014) with one component on two features: rows (e_1, e_1, e_2) against (e_1, e_2,
     e_2), which moves ``X^T X`` by ``e_1 e_1^T - e_2 e_2^T`` (its replace-one
@@ -183,10 +184,10 @@ def _pipeline(cls_name: str, components: Callable[[Any], Any]) -> AuditCase:
 
 
 @audit_row("dpdr_dpml_e2e", estimator="DPDRDPMLClassifier")
-def _dpdr_dpml_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _dpdr_dpml_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     return _pipeline("DPDRDPMLClassifier", lambda m: m.pca_.components_)
 
 
 @audit_row("fed_dpdr_dpml_e2e", estimator="FedDPDRDPMLClassifier")
-def _fed_dpdr_dpml_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _fed_dpdr_dpml_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     return _pipeline("FedDPDRDPMLClassifier", lambda m: m.components_)

@@ -36,8 +36,9 @@ Theorem 1 claims epsilon-DP. What the released model reveals about one record
    membership through the SVM solution).
 
 So privkit certifies **nothing** for the faithful algorithm: ``guarantee_`` is ``None`` and
-``paper_claim_`` keeps the paper's ``PureDP(epsilon)``. :func:`audit_case` builds the pair
-of point 1 and certifies an epsilon lower bound far above any claim.
+``paper_claim_`` keeps the paper's ``PureDP(epsilon)``. The audit row ``dpksvmel_paper``
+(:mod:`privkit.algorithms.kernels.audit_cases`) builds the pair of point 1 and certifies
+an epsilon lower bound far above any claim.
 
 The nearest private variant (:class:`DPKSVMELCorrected`)
 -------------------------------------------------------
@@ -61,6 +62,9 @@ the paper's claim, and privkit's accountant certifies it from the plan. This is 
 public parameters.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   ``audit_case`` moved to the row ``dpksvmel_paper`` of
+   :mod:`privkit.algorithms.kernels.audit_cases`.
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ from .._labels import declared_classes, label_budget, release_label_set
 from .._rows import private_labels, private_rows, query_rows
 from .nystrom import KMeansNystromClassifier
 
-__all__ = ["DPKSVMEL", "DPKSVMELCorrected", "audit_case"]
+__all__ = ["DPKSVMEL", "DPKSVMELCorrected"]
 
 
 def _rbf(A: NDArray[np.float64], B: NDArray[np.float64], gamma: float) -> NDArray[np.float64]:
@@ -300,7 +304,8 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         1]`` at epsilon 1 (the algorithm is binary, so the new label 2 lies outside the
         declared set and its record is removed). Released: epsilon 20 and delta 1e-5, so
         that the label release (at epsilon 2) keeps labels held by 22 rows. The
-        worst-case pair is :func:`audit_case`'s."""
+        worst-case pair is the audit row ``dpksvmel_paper``'s
+        (:mod:`privkit.algorithms.kernels.audit_cases`)."""
         X, y, target = _audit_data(18)
         moved = X.copy()
         moved[target] += 0.01
@@ -364,54 +369,3 @@ def _audit_data(k: int) -> tuple[NDArray[np.float64], NDArray[np.int64], int]:
     X = np.concatenate([plus, minus])
     y = np.array([1] * len(plus) + [0] * len(minus))
     return X, y, 0
-
-
-def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
-    """The audit of Theorem 1's claim ``PureDP(epsilon)`` on the pair of point 1 of the
-    module docstring: a group of more than k non-support vectors; the neighbour moves one
-    member by 0.01 (it stays a non-support vector, so the SVM is unchanged).
-
-    The released statistic is the adversary's test "some released support vector is the
-    exact mean of a k-subset containing the original record": possible under the first
-    dataset, impossible under the second. The SVM is trained once per dataset; each draw
-    redraws only the hybrid mechanism's noise.
-    """
-    from itertools import combinations
-
-    from privkit.audits.pairs import NeighbouringPair
-    from privkit.audits.registry import AuditCase
-    from privkit.neighbouring import Neighbouring
-
-    k = 2
-    X, y, target = _audit_data(k)
-    model = DPKSVMEL(epsilon=epsilon, k=k, lls=0.5, classes=[0, 1])
-    eps, k, lls = model._validated()
-    first = np.column_stack([X, y])
-    second = first.copy()
-    second[target, :2] += 0.01
-    cache: dict[bytes, tuple[DPKSVMEL, NDArray[np.float64]]] = {}
-    x_orig = X[target]
-
-    def prepared(rows: NDArray[np.float64]) -> tuple[DPKSVMEL, NDArray[np.float64]]:
-        key = rows.tobytes()
-        if key not in cache:
-            m = DPKSVMEL(epsilon=eps, k=k, lls=lls, classes=[0, 1]).fit(
-                rows[:, :2], rows[:, 2].astype(int))
-            others = [i for i in range(len(rows)) if i != target]
-            means = np.array([(x_orig + rows[list(c), :2].sum(0)) / k
-                              for c in combinations(others, k - 1)])
-            cache[key] = (m, means)
-        return cache[key]
-
-    def system(rows: Any, rng: np.random.Generator, size: int) -> Any:
-        m, means = prepared(np.asarray(rows, dtype=np.float64))
-        Xd, yd = rows[:, :2], rows[:, 2].astype(int)
-        out = np.zeros(size)
-        for t in range(size):
-            released, _ = m.private_support_vectors(Xd, yd, m.gamma_, eps, k, lls, rng)
-            d = np.abs(released[:, None, :] - means[None, :, :]).max(-1)
-            out[t] = float((d < 1e-12).any())
-        return out
-
-    pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE)
-    return AuditCase(system, pair, epsilon, 0.0, max_trials=10_000)

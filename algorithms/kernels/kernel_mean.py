@@ -64,7 +64,8 @@ MMD two-sample test (:mod:`privkit.algorithms.kernels.mmd_test`), are in
    message), zero rows under add-remove, ``budget_filter``, strict ``witness`` queries,
    ``transcript_case``; the MMD test moved to :mod:`privkit.algorithms.kernels.mmd_test`,
    ``mean_sensitivities`` and ``feature_sums`` to :mod:`privkit.algorithms.kernels.feature_mean`
-   (still importable from here).
+   (still importable from here), ``audit_case`` to the row ``kernel_mean`` of
+   :mod:`privkit.algorithms.kernels.audit_cases`.
 """
 
 from __future__ import annotations
@@ -77,7 +78,6 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
 
 from privkit import _validation as check
-from privkit.accountants import tightest
 from privkit.conversions import gdp_mu_for_approx_dp
 from privkit.guarantees import GDP, ApproxDP, Guarantee, PureDP
 from privkit.ledger import Ledger
@@ -428,49 +428,3 @@ def kme_distance(embedding: NDArray[np.float64], feature_map: Any, X: NDArray[np
         total += float(kernel(X[i:i + chunk_size], X).sum())
     sq = float(v @ v) - 2.0 * float(v @ phi_bar) + total / n**2
     return math.sqrt(max(sq, 0.0))
-
-
-def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
-    """The private kernel mean embedding (Gaussian noise, replace-one, n public) on a pair
-    that attains its declared sensitivity.
-
-    The map is Nyström with the linear kernel on the public landmarks ``e_1, e_2``, so
-    ``phi(x) = x`` and the public feature-norm bound is the data radius ``r = 1``. The pair
-    (from :func:`mean_sensitivities`: the mean moves by at most ``2B/n``): three rows in
-    the unit disc; the neighbour replaces the first row ``(r, 0)`` by ``(-r, 0)``, which
-    moves the mean by exactly ``2r/n``. The exact means are computed once per input by the
-    estimator's own feature map; each draw only adds fresh noise through the mean block's
-    floating-point-safe ``release``. The statistic is the released mean projected on the
-    direction in which the two exact means differ (the Gaussian likelihood ratio). The
-    claim is privkit's tightest epsilon for the estimator's plan at ``delta``, what
-    ``guarantee_`` reports; the output observed is the whole release.
-    """
-    from privkit.audits.pairs import NeighbouringPair
-    from privkit.audits.registry import AuditCase
-
-    landmarks = np.eye(2)
-    model = PrivateKernelMean(2, epsilon=epsilon, delta=delta, feature_map="nystrom",
-                              kernel="linear", landmarks=landmarks, data_radius=1.0,
-                              noise="gaussian", relation="replace_one")
-    first = np.array([[1.0, 0.0], [0.3, 0.2], [-0.1, 0.5]])
-    second = first.copy()
-    second[0] = [-1.0, 0.0]
-    n, d = first.shape
-    block, _ = model.mean_blocks(n_samples=n, n_features=d)
-    fmap = NystromMap(landmarks, model._kernel(), data_radius=1.0)
-    means = [np.asarray(fmap.transform(rows)).mean(axis=0) for rows in (first, second)]
-    direction = (means[1] - means[0]) / np.linalg.norm(means[1] - means[0])
-
-    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
-        mean = means[0] if np.array_equal(np.asarray(data), first) else means[1]
-        noisy = np.asarray(block.release(mean, rng=rng, size=size))
-        return (noisy.reshape(size, -1) - means[0]) @ direction
-
-    pair = NeighbouringPair(first=first, second=second, relation="replace_one",
-                            description="a row at the public bound replaced by its antipode")
-    claim = tightest(model.plan(n_samples=n, n_features=d), delta=delta).epsilon
-    return AuditCase(system, pair, claim, delta, threat_model=(
-        "the released embedding (Gaussian noise on the mean of phi(x) = x, Nyström on the "
-        f"public landmarks e_1, e_2 with the linear kernel, n = {n} public, noise "
-        f"{block.noise_scale:.4g} for L2 sensitivity {block.sensitivity.value:.4g}); the "
-        "exact means are computed once per input and only the noise is redrawn"))

@@ -16,6 +16,9 @@ The map's public norm bound ``kappa`` (:mod:`privkit.algorithms.kernels.nystrom_
 makes the learner's sensitivity analysis hold whatever the private centroids are.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   ``audit_case`` moved to the row ``kmeans_nystrom`` of
+   :mod:`privkit.algorithms.kernels.audit_cases`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privkit import _validation as check
-from privkit.accountants import tightest
 from privkit.guarantees import Guarantee, PureDP
 from privkit.ledger import Ledger
 from privkit.neighbouring import Neighbouring
@@ -421,66 +423,3 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
             record=np.array([0.3, 0.2]), label=1, new_label=2, at_bound=np.array([1.0, 0.0]),
             beyond_bound=np.array([40.0, 0.0]),
             probes=np.array([[0.5, 0.5], [-0.5, -0.5], [0.0, 0.0], [0.9, -0.1]]))
-
-
-def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
-    """White-box audit of the K-means Nyström pipeline on its DP K-means stage.
-
-    The pipeline is :class:`KMeansNystromClassifier` with K = 1, one DPLloyd iteration,
-    ``kmeans_share = 0.95`` and ``count_share = 0.05`` (so that the observed stage carries
-    most of the claim); the claim tested is privkit's tightest epsilon for the *whole*
-    pipeline's plan at ``delta`` (what ``guarantee_`` reports).
-
-    Pair (from the privacy analysis in :mod:`privkit.algorithms.kernels.kmeans`): four rows in the
-    unit disc; the neighbour replaces the first row ``(r, 0)`` by ``(-r, 0)`` (a record at
-    the public bound r = 1 replaced by its antipode, both in the same cluster), which moves
-    the cluster sum by exactly its declared sensitivity ``2r`` and leaves the counts
-    unchanged. The deterministic part (clipping, assignment, exact sums, by the module's
-    own :func:`~privkit.algorithms.kernels.kmeans.block_statistics`) is computed once per input;
-    each draw only redraws the Gaussian noise of the sums through the sum block's
-    floating-point-safe ``release``. The statistic is the released sums projected on the
-    direction in which the two inputs' exact sums differ (the Gaussian likelihood ratio:
-    optimal). Observing the noisy sums is a white box (the pipeline publishes only the
-    classifier); the counts (identical in law on the pair), the Nyström map and the
-    learner are not observed, so the bound is a marginal of the pipeline's transcript and
-    can never exceed the pipeline's true epsilon.
-    """
-    from privkit.audits.pairs import NeighbouringPair
-    from privkit.audits.registry import AuditCase
-    from privkit.neighbouring import Neighbouring
-
-    from .kmeans import block_statistics
-
-    radius = 1.0
-    first = np.array([[radius, 0.0, 1.0], [0.3, 0.2, 0.0], [-0.1, 0.5, 1.0],
-                      [0.0, -0.4, 0.0]])
-    second = first.copy()
-    second[0, :2] = [-radius, 0.0]
-    model = KMeansNystromClassifier(1, epsilon=epsilon, delta=delta, classes=[0, 1],
-                                    kernel="rbf", gamma=1.0, data_radius=radius, n_iter=1,
-                                    kmeans_share=0.95, count_share=0.05, regularization=0.1)
-    kmeans_epsilon, _ = model._budget(4, 2, 2, epsilon, delta)
-    plan = model.plan(n_samples=4, n_features=2)
-    km = model._kmeans(None, kmeans_epsilon, delta)
-    sum_block, _ = km.iteration_blocks(2)
-    centroids = km.initial_centroids(2, np.random.default_rng(0))
-    exact = {bool(rows[0, 0] > 0): block_statistics(rows[:, :2], centroids, radius)[:, :-1]
-             for rows in (first, second)}
-    difference = exact[False] - exact[True]
-    direction = (difference / np.linalg.norm(difference)).ravel()
-
-    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
-        centre = exact[bool(np.asarray(data)[0, 0] > 0)]
-        noisy = np.asarray(sum_block.release(centre, rng=rng, size=size))
-        return (noisy.reshape(size, -1) - exact[True].ravel()) @ direction
-
-    pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE,
-                            description="a record at the public bound replaced by its "
-                            "antipode (same cluster)")
-    claim = tightest(plan, delta=delta).epsilon
-    return AuditCase(system, pair, claim, delta, threat_model=(
-        "white box on DP K-means' first noisy cluster sums (K = 1, one iteration, "
-        f"kmeans_share 0.95, sum noise {sum_block.noise_scale:.4g} for sensitivity "
-        f"{sum_block.sensitivity.value:.4g}); the exact sums are computed once per input "
-        "and only the noise is redrawn; the Nyström map and the learner are not observed "
-        "(a marginal of the pipeline's transcript)"))

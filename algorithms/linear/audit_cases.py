@@ -53,7 +53,7 @@ _ERM_N, _ERM_LAMBDA = 200, 0.2
 
 
 @audit_row("output_perturbation", estimator="OutputPerturbationClassifier")
-def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def _output_perturbation(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """Output perturbation (Chaudhuri et al. 2011, Algorithm 1): the minimiser is solved
     once per input (deterministic), only the L2-Laplace noise is redrawn, through the
     block's floating-point-safe ``release``. The statistic is the privacy loss
@@ -62,7 +62,7 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
 
     from ._losses import MarginLoss
 
-    clf = OutputPerturbationClassifier(epsilon=eps, classes=[-1, 1],
+    clf = OutputPerturbationClassifier(epsilon=epsilon, classes=[-1, 1],
                                        regularization=_ERM_LAMBDA)
     block: Any = clf.plan(n_samples=_ERM_N, n_features=1)
     pair = margin_pair(_ERM_N)
@@ -77,7 +77,7 @@ def _output_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
                 - np.linalg.norm(w - centres[0], axis=-1)) / block.noise_scale
         return np.round(loss, 9)  # the plateau's rounding errors differ between inputs
 
-    return AuditCase(system, pair, eps, 0.0, threat_model=(
+    return AuditCase(system, pair, epsilon, 0.0, threat_model=(
         "black box on the released weights; the ERM solve is computed once per input, "
         "only the L2-Laplace noise is redrawn (one-feature data, one row at the norm bound "
         "with its label flipped)"))
@@ -112,7 +112,7 @@ def objective_minimiser(b: Any, label: float, n: int, lam: float, h: float = 0.5
 
 
 @audit_row("objective_perturbation", estimator="ObjectivePerturbationClassifier")
-def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def _objective_perturbation(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """Objective perturbation (Chaudhuri et al. 2011, Algorithm 2) through its exact
     minimiser: the released w is a deterministic function of the noise b
     (:func:`objective_minimiser`), so each draw costs a few array operations. The
@@ -122,7 +122,7 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
     the claim because Theorem 9 bounds the Jacobian term loosely (a factor 2)."""
     from privkit.algorithms import ObjectivePerturbationClassifier
 
-    clf = ObjectivePerturbationClassifier(epsilon=eps, classes=[-1, 1],
+    clf = ObjectivePerturbationClassifier(epsilon=epsilon, classes=[-1, 1],
                                           regularization=_ERM_LAMBDA)
     plan: Any = clf.plan(n_samples=_ERM_N, n_features=1)
     # the plan may be Sequential(ObjectivePerturbation, L2Laplace covering an inexact
@@ -146,8 +146,8 @@ def _objective_perturbation(eps: float, delta: float = AUDIT_DELTA) -> AuditCase
         return loss_of(objective_minimiser(b, float(rows[0, 1]), n, lam))
 
     grid = np.linspace(-3.0, 3.0, 600_001)
-    ceiling = float(np.max(np.abs(loss_of(grid)))) / eps
-    return AuditCase(system, pair, eps, 0.0, ceiling=min(ceiling, 1.0), threat_model=(
+    ceiling = float(np.max(np.abs(loss_of(grid)))) / epsilon
+    return AuditCase(system, pair, epsilon, 0.0, ceiling=min(ceiling, 1.0), threat_model=(
         "black box on the released weights, computed exactly from the noise b by the "
         "closed-form minimiser (one-feature data, one row at the norm bound with its label "
         "flipped)"))
@@ -164,7 +164,7 @@ def dp_sgd_canary_statistic(noisy: Any, sigma: float, rate: float) -> Any:
 
 
 @audit_row("dp_sgd_svm", estimator="DPSGDLinearSVM")
-def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def _dp_sgd_svm(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """DP-SGD in the gradient-insertion threat model of Nasr, Hayes, Steinke, Balle,
     Tramer, Jagielski, Carlini, Terzis 2023 ("Tight auditing of differentially private
     machine learning"): the adversary inserts a canary gradient of norm C (the clipping
@@ -175,7 +175,7 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
     statistic is the likelihood ratio (:func:`dp_sgd_canary_statistic`)."""
     from privkit.algorithms import DPSGDLinearSVM
 
-    svm = DPSGDLinearSVM(epsilon=eps, delta=delta, classes=[0, 1], sampling_rate=0.25,
+    svm = DPSGDLinearSVM(epsilon=epsilon, delta=delta, classes=[0, 1], sampling_rate=0.25,
                          epochs=1)
     plan: Any = svm.plan(n_samples=10, n_features=2)
     steps = plan.count
@@ -194,7 +194,7 @@ def _dp_sgd_svm(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
 
     pair = NeighbouringPair(first={"inserted": True}, second={"inserted": False},
                             relation=A, description="gradient canary inserted or not")
-    return AuditCase(system, pair, eps, delta, max_trials=1_000_000, threat_model=(
+    return AuditCase(system, pair, epsilon, delta, max_trials=1_000_000, threat_model=(
         f"white box, gradient insertion (Nasr et al. 2023): a canary gradient at the "
         f"clipping norm, every iterate observed; {steps} steps at sampling rate {rate}, "
         f"noise multiplier {sigma:.4g}, from the estimator's plan"))
@@ -236,18 +236,18 @@ def _erm(cls_name: str, claim: float) -> AuditCase:
 
 
 @audit_row("output_perturbation_e2e", estimator="OutputPerturbationClassifier")
-def _output_perturbation_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _output_perturbation_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     return _erm("OutputPerturbationClassifier", 2.0)
 
 
 @audit_row("objective_perturbation_e2e", estimator="ObjectivePerturbationClassifier")
-def _objective_perturbation_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _objective_perturbation_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     # at 2, 0.52-0.59 of the claim (the Jacobian term of Theorem 9 is loose): 4 leaves margin
     return _erm("ObjectivePerturbationClassifier", 4.0)
 
 
 @audit_row("dp_sgd_svm_e2e", estimator="DPSGDLinearSVM")
-def _dp_sgd_svm_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _dp_sgd_svm_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     """DPSGDLinearSVM, one full-batch step (sampling rate 1: no amplification to model),
     add-remove: D has four rows at the origin (no gradient on the weights), D' adds
     (1, 0) labelled 1, whose clipped gradient moves the weights along e_1. Released:

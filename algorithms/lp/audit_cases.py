@@ -52,7 +52,7 @@ LP_SVM_THREAT = (
 
 
 @audit_row("lp_svm_dmw", estimator="LPSVMClassifier")
-def audit_case(epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def audit_case(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """The DMW iterations of the LP-SVM under score insertion, for ``privkit audit``.
 
     Hsu, Roth, Roughgarden, Ullman 2014 ("Privately solving linear programs"), Algorithm
@@ -140,7 +140,7 @@ _LP_ROWS = (np.ones((7, 1)), np.array([1, 1, 1, 0, 0, 0, 0]))
 
 
 @audit_row("lp_svm_dmw_e2e", estimator="LPSVMClassifier")
-def _lp_svm_dmw_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _lp_svm_dmw_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     """LPSVMClassifier (the dense multiplicative-weights LP solver, each step's vertex
     chosen by the exponential mechanism, count score, one public step, ``opt_share``
     0.02): :data:`_LP_ROWS`, the first row's label flipped. Released: the chosen vertex

@@ -1,14 +1,16 @@
 """``privkit audit`` rows of Park 2022's system (private SVDD and the equilibrium-point
 classifier; "Differentially private support vector data description and equilibrium
 points"), and of the paper-faithful equilibrium points against the thesis' claim: white
-box on the noisy centre (the builders sit in the estimators' modules) and black box end to
-end on the public estimator (the rows ``NAME_e2e``, run by
+box on the noisy centre (the builders are here, the estimators' modules hold estimators
+only) and black box end to end on the public estimator (the rows ``NAME_e2e``, run by
 :mod:`privkit.audits.end_to_end`). Each is declared with
-:func:`~privkit.audits.registry.audit_row`, which ``privkit audit`` finds here.
+:func:`~privkit.audits.registry.audit_row`, which ``privkit audit`` finds here. Each
+builder takes ``(*, epsilon, delta)``, keywords only.
 
 .. versionadded:: 0.3.0
-   (the declarations moved from ``privkit.audits.algorithm_cases`` and the end-to-end
-   rows from ``privkit.audits.end_to_end``)
+   (the declarations moved from ``privkit.audits.algorithm_cases``, the end-to-end rows
+   from ``privkit.audits.end_to_end``, and the white-box builder of ``private_svdd`` from
+   ``svdd.audit_case``)
 """
 
 from __future__ import annotations
@@ -32,24 +34,64 @@ from privkit.neighbouring import Neighbouring
 
 from .._certified import certified
 from ..kernels.random_features import RandomFourierFeatures
-from .svdd import svdd_centre
+from .svdd import PrivateSVDD, laplace_loss, noise_scale, svdd_centre, worst_case_rows
 
 __all__ = ["audit_case", "audit_case_paper"]
 
 R = Neighbouring.REPLACE_ONE
 
 
-@audit_row("private_svdd", estimator="PrivateSVDD")
-def _private_svdd(eps: float, delta: float = AUDIT_DELTA) -> AuditCase:
-    """White box on the noisy SVDD centre (:func:`.svdd.audit_case`)."""
-    from .svdd import audit_case
+def _centre_system(block: Any, rff: RandomFourierFeatures, rows_first: Any,
+                   rows_second: Any, nu: float, tol: float, first_input: Any) -> Any:
+    """The audit system of a released noisy SVDD centre: the centres of ``rows_first``
+    and ``rows_second`` are solved once by :func:`~.svdd.svdd_centre`, each draw adds
+    fresh noise through ``block.release``, and the statistic is the Laplace likelihood
+    ratio (:func:`~.svdd.laplace_loss`). The system releases the first centre when its
+    input equals ``first_input`` (the first dataset as the audit passes it), else the
+    second."""
+    centres = [svdd_centre(rff.transform(rows), nu, tol=tol).centre
+               for rows in (rows_first, rows_second)]
+    scale = noise_scale(block)
 
-    case: AuditCase = audit_case(eps, delta)
-    return case
+    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
+        is_first = bool(np.array_equal(np.asarray(data), first_input))
+        y = block.release(centres[0] if is_first else centres[1], rng=rng, size=size)
+        return laplace_loss(y, centres[0], centres[1], scale)
+
+    return system
+
+
+@audit_row("private_svdd", estimator="PrivateSVDD")
+def _private_svdd(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
+    """Private SVDD's centre (Laplace, the thesis' Algorithm 1) on its worst-case pair
+    (pure DP: ``delta`` is not used).
+
+    The pair of :func:`~.svdd.worst_case_rows` (REPLACE_ONE, F = 2, ``nu = 1/2``) attains
+    the declared L1 sensitivity, so the Laplace likelihood ratio
+    (:func:`~.svdd.laplace_loss`) of the two centres reaches the claim ``epsilon``; the
+    best event (every coordinate beyond both centres) has probability ``1/4`` on D and
+    ``e^-eps / 4`` on D', so 10^6 draws certify close to the claim. The non-private
+    centres are solved once by :func:`~.svdd.svdd_centre`; each draw adds fresh noise
+    through ``release``.
+    """
+    model = PrivateSVDD(epsilon=epsilon, nu=0.5, gamma=1.0, n_components=2, noise="laplace",
+                        clip_centre=False, random_state=0)
+    rff = RandomFourierFeatures(2, 1.0, 0).fit(np.zeros((1, 1)))
+    first, second = worst_case_rows(rff)
+    block: Any = model.plan(n_samples=2, n_features=1)
+    system = _centre_system(block, rff, first, second, model.nu, model.tol, first)
+    pair = NeighbouringPair(first=first, second=second, relation=R,
+                            description="a row replaced by one with negated features")
+    return AuditCase(system, pair, epsilon, 0.0, threat_model=(
+        "black box on the released centre before the clipping to the unit ball "
+        "(post-processing); nu = 1/2, F = 2 features, the row replaced by one whose "
+        "features are its negative (the L1 sensitivity attained); the SVDD solve "
+        "is computed once per input, only the Laplace noise is redrawn (the safe "
+        "release path); statistic: the Laplace likelihood ratio"))
 
 
 @audit_row("equilibrium_points", estimator="EquilibriumPointClassifier")
-def audit_case(epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def audit_case(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """The private classifier (``mode="private"``) audited on its phase-I release.
 
     The classifier's transcript is the noisy centre (Laplace, Algorithm 1) followed,
@@ -65,7 +107,6 @@ def audit_case(epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     at ``delta``: the ceiling of this marginal is ``0.9 epsilon / claim``.
     """
     from .equilibrium import EquilibriumPointClassifier
-    from .svdd import centre_audit_system, worst_case_rows
 
     model = EquilibriumPointClassifier(epsilon=epsilon, delta=delta, nu=0.5, gamma=1.0,
                                        n_components=2, centre_share=0.9, r_max=0.5,
@@ -78,8 +119,7 @@ def audit_case(epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     second = np.column_stack([rows_second, labels])
     e_c, d_c, _, _ = model._budget(*model._stage_budget())
     block: Any = model._centre_block(relation, e_c, d_c)
-    system = centre_audit_system(block, rff, rows_first, rows_second, model.nu, model.tol,
-                                 first)
+    system = _centre_system(block, rff, rows_first, rows_second, model.nu, model.tol, first)
 
     plan = model.plan(n_samples=2, n_features=1, n_classes=2)
     claim = float(certified(plan, delta=delta).epsilon_at(delta))
@@ -96,7 +136,7 @@ def audit_case(epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
 
 
 @audit_row("equilibrium_points_paper", estimator="EquilibriumPointClassifier")
-def audit_case_paper(epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
+def audit_case_paper(*, epsilon: float, delta: float = AUDIT_DELTA) -> AuditCase:
     """The thesis' claim (``mode="paper"``, PureDP(epsilon)) on a pair that breaks it.
 
     REPLACE_ONE; 1-D data: 40 rows at the origin and one row at 3 on D, at -3 on D'.
@@ -151,7 +191,6 @@ def _svdd_statistic(first: Any, second: Any, nu: float) -> Callable[[Any], Any]:
     between the SVDD centres of the pair's two datasets under the *released* feature map
     ``features_`` (a published attribute: the centres are a function of it and of the
     public pair, so the statistic is a post-processing of the release)."""
-    from .svdd import svdd_centre
 
     def statistic(model: Any) -> Any:
         a, b = (svdd_centre(model.features_.transform(rows), nu).centre
@@ -176,7 +215,7 @@ _EP_EPSILON = 4.0
 
 
 @audit_row("private_svdd_e2e", estimator="PrivateSVDD")
-def _private_svdd_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _private_svdd_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     """PrivateSVDD (Laplace on the SVDD centre in random Fourier features), nu = 1/2,
     F = 2, unclipped centre: statistic :func:`_svdd_statistic`."""
     from privkit.algorithms import PrivateSVDD
@@ -198,7 +237,7 @@ def _private_svdd_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
 
 
 @audit_row("equilibrium_points_e2e", estimator="EquilibriumPointClassifier")
-def _equilibrium_points_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _equilibrium_points_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     """EquilibriumPointClassifier (private mode): its noisy centre (phase I, share 0.95,
     unclipped) is published as ``centre_``, with ``features_``; the pair and statistic
     are PrivateSVDD's. The claim is the whole plan's (centre and votes) at delta 0.05."""
@@ -226,11 +265,10 @@ def _equilibrium_points_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
 
 
 @audit_row("equilibrium_points_paper_e2e", estimator="EquilibriumPointClassifier")
-def _equilibrium_points_paper_e2e(eps: float = 1.0, delta: float = 0.0) -> AuditCase:
+def _equilibrium_points_paper_e2e(*, epsilon: float = 1.0, delta: float = 0.0) -> AuditCase:
     """The paper-faithful EquilibriumPointClassifier against the thesis' PureDP(epsilon)
-    (privkit makes no claim for it), on :func:`._equilibrium_cases.audit_case_paper`'s
-    pair: 40 rows at the origin and one at 3, moved to -3; event: a released equilibrium
-    point within 0.5 of 3."""
+    (privkit makes no claim for it), on :func:`audit_case_paper`'s pair: 40 rows at the
+    origin and one at 3, moved to -3; event: a released equilibrium point within 0.5 of 3."""
     from privkit.algorithms import EquilibriumPointClassifier
 
     claim = 1.0

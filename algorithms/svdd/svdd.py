@@ -54,11 +54,15 @@ the L2 bound ``2 nu + 2 sqrt(2 tol)`` (the second term covers the solver's certi
 distance from the exact optimum, ``tol`` being the duality-gap tolerance) and the L1 bound
 ``sqrt(F)`` times it, as the thesis does (Corollary 4.2: ``2 C kappa sqrt(F) / n``).
 
-Both bounds are attained with ``F = 2`` (:func:`worst_case_rows`); the audit case
-(:func:`audit_case`, ``privkit audit private_svdd``) uses that pair and the Laplace
-likelihood ratio, and certifies about 0.99 of the claim at epsilon 1 and 4.
+Both bounds are attained with ``F = 2`` (:func:`worst_case_rows`); the audit row
+``privkit audit private_svdd`` (:mod:`privkit.algorithms.svdd.audit_cases`) uses that pair
+and the Laplace likelihood ratio (:func:`laplace_loss`), and certifies about 0.99 of the
+claim at epsilon 1 and 4.
 
 .. versionadded:: 0.2.0
+.. versionchanged:: 0.3.0
+   ``audit_case`` moved to the row ``private_svdd`` of
+   :mod:`privkit.algorithms.svdd.audit_cases`.
 """
 
 from __future__ import annotations
@@ -87,7 +91,6 @@ from ._svdd_dual import SVDDSolution, check_nu, svdd_centre
 __all__ = [
     "PrivateSVDD",
     "SVDDSolution",
-    "audit_case",
     "centre_mechanism",
     "centre_sensitivity",
     "laplace_loss",
@@ -324,7 +327,7 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
             worst_case=None)
 
 
-# -- the audit case ------------------------------------------------------------------------
+# -- the worst-case pair and its optimal statistic -----------------------------------------
 
 
 def laplace_loss(outputs: NDArray[np.float64], centre_first: NDArray[np.float64],
@@ -358,53 +361,3 @@ def worst_case_rows(features: RandomFourierFeatures) -> tuple[NDArray[np.float64
     first = np.array([[x], [x]])
     second = np.array([[x], [x + math.pi / w]])
     return first, second
-
-
-_SVDD_THREAT = ("black box on the released centre before the clipping to the unit ball "
-                "(post-processing); nu = 1/2, F = 2 features, the row replaced by one whose "
-                "features are its negative (the L1 sensitivity attained); the SVDD solve "
-                "is computed once per input, only the Laplace noise is redrawn (the safe "
-                "release path); statistic: the Laplace likelihood ratio")
-
-
-def centre_audit_system(block: Any, rff: RandomFourierFeatures, rows_first: Any,
-                        rows_second: Any, nu: float, tol: float, first_input: Any) -> Any:
-    """The audit system of a released noisy SVDD centre: the centres of ``rows_first``
-    and ``rows_second`` are solved once by :func:`svdd_centre`, each draw adds fresh noise
-    through ``block.release``, and the statistic is the Laplace likelihood ratio
-    (:func:`laplace_loss`). The system releases the first centre when its input equals
-    ``first_input`` (the first dataset as the audit passes it), else the second."""
-    centres = [svdd_centre(rff.transform(rows), nu, tol=tol).centre
-               for rows in (rows_first, rows_second)]
-    scale = noise_scale(block)
-
-    def system(data: Any, rng: np.random.Generator, size: int) -> Any:
-        is_first = bool(np.array_equal(np.asarray(data), first_input))
-        y = block.release(centres[0] if is_first else centres[1], rng=rng, size=size)
-        return laplace_loss(y, centres[0], centres[1], scale)
-
-    return system
-
-
-def audit_case(epsilon: float, delta: float = 1e-5) -> Any:
-    """Private SVDD's centre (Laplace, the thesis' Algorithm 1) on its worst-case pair.
-
-    The pair of :func:`worst_case_rows` (REPLACE_ONE, F = 2, ``nu = 1/2``) attains the
-    declared L1 sensitivity, so the Laplace likelihood ratio (:func:`laplace_loss`) of the
-    two centres reaches the claim ``epsilon``; the best event (every coordinate beyond
-    both centres) has probability ``1/4`` on D and ``e^-eps / 4`` on D', so 10^6 draws
-    certify close to the claim. The non-private centres are solved once by
-    :func:`svdd_centre`; each draw adds fresh noise through ``release``.
-    """
-    from privkit.audits.pairs import NeighbouringPair
-    from privkit.audits.registry import AuditCase
-
-    model = PrivateSVDD(epsilon=epsilon, nu=0.5, gamma=1.0, n_components=2, noise="laplace",
-                        clip_centre=False, random_state=0)
-    rff = RandomFourierFeatures(2, 1.0, 0).fit(np.zeros((1, 1)))
-    first, second = worst_case_rows(rff)
-    block: Any = model.plan(n_samples=2, n_features=1)
-    system = centre_audit_system(block, rff, first, second, model.nu, model.tol, first)
-    pair = NeighbouringPair(first=first, second=second, relation=Neighbouring.REPLACE_ONE,
-                            description="a row replaced by one with negated features")
-    return AuditCase(system, pair, epsilon, 0.0, threat_model=_SVDD_THREAT)

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from privkit.algorithms.kernels.dpksvmel import DPKSVMEL, DPKSVMELCorrected, _audit_data, audit_case
+from privkit.algorithms.kernels.dpksvmel import DPKSVMEL, DPKSVMELCorrected, _audit_data
+from privkit.audits.registry import CASES
 from privkit.errors import InvalidParameterError
 
 
@@ -51,7 +52,7 @@ def test_audit_certifies_a_violation_of_theorem_1():
     selection probability (> 1/2) rules out)."""
     from privkit.audits import audit
 
-    case = audit_case(1.0)
+    case = CASES["dpksvmel_paper"](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=3000, rng=0)
     assert result.lower_bound > 3.0

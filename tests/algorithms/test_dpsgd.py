@@ -181,7 +181,7 @@ def test_audit_does_not_exceed_the_guarantee():
     from privkit.audits import audit
     from privkit.audits.registry import CASES
 
-    case = CASES["dp_sgd_svm"](1.0)
+    case = CASES["dp_sgd_svm"](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=min(case.max_trials or 200_000, 200_000), rng=3)
     assert result.verdict != "violation"

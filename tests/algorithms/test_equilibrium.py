@@ -138,7 +138,7 @@ def test_audit_case_certifies_half_the_claim_and_never_more_than_guarantee(epsil
     the truth with probability <= 5% (its confidence)."""
     from privkit.audits import audit
 
-    case = audit_case(epsilon)
+    case = audit_case(epsilon=epsilon)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=200_000, rng=0)
     data = np.asarray(case.pair.first)
@@ -159,7 +159,7 @@ def test_paper_audit_case_breaks_the_claim():
     released EPs follow a single row)."""
     from privkit.audits import audit
 
-    paper = audit_case_paper(1.0)
+    paper = audit_case_paper(epsilon=1.0)
     broken = audit(paper.system, paper.pair, epsilon=paper.epsilon, delta=paper.delta,
                    trials=50_000, rng=0)
     assert broken.lower_bound > paper.epsilon  # the thesis' claim is violated

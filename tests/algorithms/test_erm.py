@@ -130,7 +130,7 @@ def test_audited_bound_does_not_exceed_guarantee(name):
     from privkit.audits import audit
     from privkit.audits.registry import CASES
 
-    case = CASES[name](1.0)
+    case = CASES[name](epsilon=1.0)
     trials = 200_000 if name == "output_perturbation" else 3_000
     result = audit(case.system, case.pair, epsilon=case.epsilon, trials=trials, rng=5)
     assert result.verdict != "violation"

@@ -217,9 +217,9 @@ def test_audit_case_pair_attains_the_mean_sensitivity_and_claim_is_guarantee():
     """The case's pair moves the exact feature mean by the declared L2 sensitivity 2r/n
     (phi(x) = x: Nyström with the linear kernel on e_1, e_2), and its claim is the
     guarantee_ a fit of the same estimator reports."""
-    from privkit.algorithms.kernels.kernel_mean import audit_case
+    from privkit.audits.registry import CASES
 
-    case = audit_case(1.0, 1e-5)
+    case = CASES["kernel_mean"](epsilon=1.0, delta=1e-5)
     first, second = case.pair.first, case.pair.second
     n = len(first)
     assert np.linalg.norm(first.mean(axis=0) - second.mean(axis=0)) == pytest.approx(2.0 / n)
@@ -238,10 +238,10 @@ def test_audit_certifies_half_the_claim_and_never_exceeds_it(epsilon):
     0.75 at epsilon 1, 0.71 at epsilon 4) and never exceeds it. Seeded; a bound above the
     claim would need the 95% bound to be wrong (at most 5% for a borderline mechanism),
     and a ratio below 0.5 a many-sigma deviation from the expected 0.7."""
-    from privkit.algorithms.kernels.kernel_mean import audit_case
     from privkit.audits import audit
+    from privkit.audits.registry import CASES
 
-    case = audit_case(epsilon, 1e-5)
+    case = CASES["kernel_mean"](epsilon=epsilon, delta=1e-5)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=1_000_000, rng=2026)
     assert 0.5 * case.epsilon <= result.lower_bound <= case.epsilon

@@ -231,7 +231,7 @@ def test_audit_case_certifies_a_nonzero_bound_within_the_claim():
     'violation' has probability below 5%)."""
     from privkit.audits import audit
 
-    case = audit_case(2.0, 1e-5)
+    case = audit_case(epsilon=2.0, delta=1e-5)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=200_000, rng=0)
     assert 0.0 < result.lower_bound <= case.epsilon

@@ -160,9 +160,9 @@ def test_audit_case_pair_attains_the_sum_sensitivity_and_claim_is_guarantee():
     """The case's pair moves the exact K-means sums by the declared sensitivity 2r (and
     not the counts), and its claim is the guarantee_ a fit of the same pipeline reports."""
     from privkit.algorithms.kernels.kmeans import block_statistics
-    from privkit.algorithms.kernels.nystrom import audit_case
+    from privkit.audits.registry import CASES
 
-    case = audit_case(1.0, 1e-5)
+    case = CASES["kmeans_nystrom"](epsilon=1.0, delta=1e-5)
     stats = [block_statistics(rows[:, :2], np.ones((1, 2)), 1.0)
              for rows in (case.pair.first, case.pair.second)]
     assert np.linalg.norm(stats[0][:, :-1] - stats[1][:, :-1]) == pytest.approx(2.0)
@@ -183,10 +183,10 @@ def test_pipeline_audit_certifies_half_the_claim_and_never_exceeds_it(epsilon):
     exceeds it. Seeded; a bound above the claim needs the 95% bound to be wrong
     (probability <= 5% if the implementation were borderline; the expected ratio is 0.67,
     so a ratio below 0.5 would need a many-sigma deviation)."""
-    from privkit.algorithms.kernels.nystrom import audit_case
     from privkit.audits import audit
+    from privkit.audits.registry import CASES
 
-    case = audit_case(epsilon, 1e-5)
+    case = CASES["kmeans_nystrom"](epsilon=epsilon, delta=1e-5)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=1_000_000, rng=2026)
     assert 0.5 * case.epsilon <= result.lower_bound <= case.epsilon

@@ -222,7 +222,7 @@ def test_dp_pca_audit_does_not_exceed_the_guarantee():
     from privkit.audits import audit
     from privkit.audits.registry import CASES
 
-    case = CASES["dp_pca"](1.0)
+    case = CASES["dp_pca"](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=100_000, rng=9)
     assert result.verdict != "violation"
@@ -237,7 +237,7 @@ def test_pipeline_audits_do_not_exceed_the_guarantee(name):
     from privkit.audits import audit
     from privkit.audits.registry import CASES
 
-    case = CASES[name](1.0)
+    case = CASES[name](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=case.max_trials or 200_000, rng=4)
     assert result.verdict != "violation"

@@ -15,7 +15,6 @@ from privkit.algorithms.svdd._svdd_dual import (
 )
 from privkit.algorithms.svdd.svdd import (
     PrivateSVDD,
-    audit_case,
     centre_sensitivity,
     laplace_loss,
     svdd_centre,
@@ -368,8 +367,9 @@ def test_audit_case_certifies_half_the_claim_and_never_more_than_guarantee(epsil
     guarantee_ of the estimator fitted on the pair with the same parameters. Seeded; an
     exact audit's bound exceeds the truth with probability <= 5% (its confidence)."""
     from privkit.audits import audit
+    from privkit.audits.registry import CASES
 
-    case = audit_case(epsilon)
+    case = CASES["private_svdd"](epsilon=epsilon)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=200_000, rng=0)
     model = PrivateSVDD(epsilon=epsilon, nu=0.5, gamma=1.0, n_components=2,

@@ -33,7 +33,7 @@ def test_closed_form_minimiser_matches_the_solver():
 
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_each_case_states_its_threat_model(name):
-    assert CASES[name](1.0).threat_model
+    assert CASES[name](epsilon=1.0).threat_model
 
 
 @pytest.mark.slow
@@ -45,7 +45,7 @@ def test_algorithm_cases_certify_half_their_claim(name, epsilon):
     its claim (issue 11) and never more than the claim: the bound is valid with
     probability 95%, so the upper check fails with probability <= 5% (seeded); the lower
     one measures power (about 0.63-0.99 of the claim in benchmarks/results/audit_cli.txt)."""
-    case = CASES[name](epsilon)
+    case = CASES[name](epsilon=epsilon)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=1_000_000, rng=[21, int(epsilon)], name=name)
     assert result.verdict == "consistent", str(result)
@@ -62,7 +62,7 @@ def test_objective_perturbation_case_builds_from_a_composed_plan(epsilon):
     plan = ObjectivePerturbationClassifier(epsilon=epsilon, classes=[-1, 1],
                                            regularization=0.2).plan(
         n_samples=200, n_features=1)
-    case = CASES["objective_perturbation"](epsilon)
+    case = CASES["objective_perturbation"](epsilon=epsilon)
     assert case.epsilon == epsilon
     assert 0.0 < case.ceiling <= 1.0
     if hasattr(plan, "steps"):  # the audited step spends part of the budget only

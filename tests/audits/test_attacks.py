@@ -31,7 +31,7 @@ def test_no_false_alarm_at_the_claim(name, epsilon):
     on the worst pair and the Clopper-Pearson bounds are conservative); the seed is
     fixed, so the test is deterministic.
     """
-    case = CASES[name](epsilon)
+    case = CASES[name](epsilon=epsilon)
     if case.claim == "paper":
         pytest.skip("a source paper's claim, which privkit does not make: see "
                     "test_paper_claims_that_fail_are_refuted")
@@ -50,7 +50,7 @@ def test_no_false_alarm_at_the_claim(name, epsilon):
 def test_no_false_alarm_across_deltas(name, delta):
     """Approximate-DP mechanisms calibrated and audited at other deltas are not called
     violations either (false-alarm rate at most 5% per audit, seeded)."""
-    case = CASES[name](1.0, delta)
+    case = CASES[name](epsilon=1.0, delta=delta)
     assert case.delta == delta
     result = audit(case.system, case.pair, epsilon=1.0, delta=delta, trials=200_000,
                    rng=[12, int(-math.log10(delta))], name=name)
@@ -82,7 +82,7 @@ def test_laplace_tightness():
     the upper check fails with probability <= 5% (the bound's validity); the lower one is
     a power check, which 1 of 20 other seeds failed (0.960: the threshold chosen in the
     far tail of the selection split), so about 5% per seed; this seed is fixed."""
-    case = CASES["laplace"](1.0)
+    case = CASES["laplace"](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=1.0, trials=1_000_000, rng=3)
     assert 0.97 <= result.lower_bound <= 1.0
 
@@ -104,7 +104,7 @@ def test_process_pool_gives_the_same_result():
 
 def test_progress_bar_does_not_change_the_result(capsys):
     """progress=True draws a bar on stderr and gives the same result."""
-    case = CASES["laplace"](1.0)
+    case = CASES["laplace"](epsilon=1.0)
     quiet = audit(case.system, case.pair, epsilon=1.0, trials=300_000, rng=6)
     shown = audit(case.system, case.pair, epsilon=1.0, trials=300_000, rng=6, progress=True)
     assert shown == quiet
@@ -113,7 +113,7 @@ def test_progress_bar_does_not_change_the_result(capsys):
 
 def test_report_tables():
     """Text and markdown tables list every result with its verdict."""
-    case = CASES["laplace"](1.0)
+    case = CASES["laplace"](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=1.0, trials=20_000, rng=1, name="lap")
     text = report([result])
     assert "lap" in text
@@ -152,7 +152,7 @@ def test_paper_claims_that_fail_are_refuted(name):
     """The paper-faithful releases privkit certifies nothing for (Park 2022's equilibrium
     points, DPKSVMEL) are audited as violations of their papers' claims (the bound holds
     at 95%; seeded)."""
-    case = CASES[name](1.0)
+    case = CASES[name](epsilon=1.0)
     assert case.claim == "paper"
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=min(200_000, case.max_trials or 200_000), rng=[13], name=name)

@@ -41,7 +41,8 @@ def test_every_algorithm_row_has_an_end_to_end_row():
 def test_end_to_end_claims_ignore_the_command_lines_epsilon():
     """A row's claim is its own (stated in the row), whatever ``--epsilon`` asks."""
     for name in ("kernel_mean_e2e", "output_perturbation_e2e"):
-        assert CASES[name](1.0, 1e-5).epsilon == CASES[name](4.0, 1e-6).epsilon
+        assert (CASES[name](epsilon=1.0, delta=1e-5).epsilon
+                == CASES[name](epsilon=4.0, delta=1e-6).epsilon)
 
 
 def test_fit_system_fits_afresh_on_copies_of_the_data():

@@ -84,7 +84,7 @@ def test_gaussian_fdp_bound_is_tighter_for_gaussians_and_below_the_truth():
     and tighter than the (epsilon, delta) bound (false-failure rate <= 5%, seeded). It is
     computed on the rejection set chosen for the (epsilon, delta) bound, a far-tail
     threshold, so it reaches about 0.87 of the true mu here rather than its optimum."""
-    case = CASES["gaussian"](1.0)
+    case = CASES["gaussian"](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=1.0, delta=1e-5, trials=1_000_000, rng=4)
     true_mu = 1.0 / 3.730631634815946
     assert 0.8 * true_mu < result.gdp_mu_lower <= true_mu
@@ -137,7 +137,7 @@ def test_plots_draw_histograms_and_bounds():
     """Both plots produce figures with the expected labelled artists."""
     from privkit.audits.plots import plot_bound_against_draws, plot_output_histograms
 
-    case = CASES["laplace"](1.0)
+    case = CASES["laplace"](epsilon=1.0)
     figure = plot_output_histograms(case.system, case.pair, draws=5_000)
     labels = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
     assert labels == ["M(D)", "M(D')"]

@@ -68,7 +68,7 @@ def test_exact_epsilon_of_the_pair_is_within_the_claim_and_above_half(epsilon):
     """The pair's exact epsilon at delta 1e-5 (hockey-stick divergence of the enumerated
     laws) is at most the claim (the accountant's guarantee for Repeat(Exponential, 2)) and
     at least 0.5 of it: an audit of this pair can meet issue 11's bar."""
-    case = CASES["lp_svm_dmw"](epsilon, 1e-5)
+    case = CASES["lp_svm_dmw"](epsilon=epsilon, delta=1e-5)
     p, q = _exact_laws(epsilon, 1e-5)
     assert p.sum() == pytest.approx(1.0)
     assert q.sum() == pytest.approx(1.0)
@@ -83,7 +83,7 @@ def test_sampler_matches_the_exact_law():
     0.9999 quantile)."""
     from scipy import stats
 
-    case = CASES["lp_svm_dmw"](1.0, 1e-5)
+    case = CASES["lp_svm_dmw"](epsilon=1.0, delta=1e-5)
     laws = _exact_laws(1.0, 1e-5)
     for data, law in zip((case.pair.first, case.pair.second), laws, strict=True):
         codes = case.system(data, np.random.default_rng(4), 200_000)
@@ -100,7 +100,7 @@ def test_audit_certifies_half_the_claim_and_never_more(epsilon):
     """200,000 draws a side, 95%: the bound is at most the claim (fails with probability
     <= 5% for a valid auditor) and at least 0.5 of it (a power check, deterministic for
     the seed; the full run at 10^6 draws certified 0.77 and 0.82)."""
-    case = CASES["lp_svm_dmw"](epsilon, 1e-5)
+    case = CASES["lp_svm_dmw"](epsilon=epsilon, delta=1e-5)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=200_000, rng=[11, int(epsilon)], threat_model=case.threat_model)
     assert result.lower_bound <= case.epsilon

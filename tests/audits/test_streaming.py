@@ -186,16 +186,16 @@ def test_discrete_gaussian_ceiling_grows_with_draws_below_the_pair():
 
 def test_gaussian_family_cases_declare_their_measurement():
     for name in ("gaussian", "analyze_gauss"):
-        case = CASES[name](1.0, 1e-5)
+        case = CASES[name](epsilon=1.0, delta=1e-5)
         assert case.measure_trials == 10**8
         assert case.selection_trials == 10**7
         assert case.ceiling == 1.0
         assert case.ceiling_basis == "pair"
-    case = CASES["discrete_gaussian"](1.0, 1e-5)
+    case = CASES["discrete_gaussian"](epsilon=1.0, delta=1e-5)
     assert case.ceiling_basis == "draws"
     assert 0.7 < case.ceiling < 0.9
     assert "zCDP" in case.threat_model
-    assert CASES["laplace"](1.0).measure_trials is None
+    assert CASES["laplace"](epsilon=1.0).measure_trials is None
 
 
 def rounded(value, rng, size):
@@ -248,6 +248,6 @@ def test_gaussian_family_reaches_nine_tenths_at_its_measurement(name):
     (an oracle threshold certifies 0.96; the bound's validity makes the upper check
     fail with probability <= 5%, the lower one is deterministic for the seed: it
     measured 0.93-0.96). About 20-40 s each."""
-    case = CASES[name](1.0, 1e-5)
+    case = CASES[name](epsilon=1.0, delta=1e-5)
     result = run_case(case, name=name, rng=np.random.SeedSequence([2026, 1]))
     assert 0.9 * case.epsilon <= result.lower_bound <= case.epsilon

@@ -64,7 +64,7 @@ def test_selection_and_sparse_vector_pairs_reach_09_of_the_claim(name):
     """At epsilon 1 and 10^6 draws per side the audit certifies at least 0.9 of the claim
     (issue 11: these pairs gave 0.64, 0.69, 0.82 and 0.18), and never more than the claim
     (valid with probability 95%; seeded)."""
-    case = CASES[name](1.0)
+    case = CASES[name](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=case.epsilon, trials=1_000_000,
                    rng=[31, len(name)], name=name)
     assert 0.9 <= result.lower_bound <= 1.0, str(result)

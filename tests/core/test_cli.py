@@ -142,7 +142,7 @@ def test_audit_missing_extra_names_the_extra(capsys):
     (was a ModuleNotFoundError traceback after three cases)."""
     from privkit.audits import registry
 
-    def needs_sklearn(epsilon, delta):
+    def needs_sklearn(*, epsilon, delta):
         raise ModuleNotFoundError("No module named 'sklearn'", name="sklearn")
 
     registry.register("needs_sklearn", needs_sklearn)

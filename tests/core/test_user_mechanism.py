@@ -94,7 +94,7 @@ def test_it_releases_into_the_ledger():
 
 def test_it_is_audited_through_its_worst_case():
     """Its audit case comes from worst_case; the claim holds and the bound is close."""
-    case = CASES["test_user_count"](1.0)
+    case = CASES["test_user_count"](epsilon=1.0)
     result = audit(case.system, case.pair, epsilon=case.epsilon, delta=case.delta,
                    trials=200_000, rng=0)
     assert result.verdict == "consistent"

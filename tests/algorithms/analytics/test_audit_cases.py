@@ -18,10 +18,10 @@ SEED = 2026
 
 def test_every_case_is_registered_for_privkit_audit():
     assert set(CASE_BUILDERS) <= set(CASES)
-    case = CASES["analytics_count"](1.0)
+    case = CASES["analytics_count"](epsilon=1.0)
     assert case.epsilon == pytest.approx(1.0)
     assert case.delta == 0.0
-    selection = CASES["analytics_selection"](1.0, 1e-5)
+    selection = CASES["analytics_selection"](epsilon=1.0, delta=1e-5)
     assert selection.delta == 1e-5
 
 
@@ -29,7 +29,7 @@ def test_every_case_is_registered_for_privkit_audit():
                                   "analytics_selection"])
 def test_cases_are_consistent_on_fewer_draws(name):
     """100,000 draws per side: the claim holds and the bound is already informative."""
-    case = CASES[name](1.0)
+    case = CASES[name](epsilon=1.0)
     result = run_case(case, name=name, trials=100_000, rng=SEED)
     assert result.verdict == "consistent"
     assert result.lower_bound > 0.6 * case.epsilon
@@ -40,7 +40,7 @@ def test_cases_are_consistent_on_fewer_draws(name):
 def test_cases_certify_at_least_0_8_of_each_claim(name):
     """At the draws privkit audit uses (each case's max_trials), every case certifies a
     lower bound of at least 0.8 of its claim, and none exceeds it."""
-    case = CASES[name](1.0)
+    case = CASES[name](epsilon=1.0)
     result = run_case(case, name=name, rng=SEED)
     assert result.verdict == "consistent"
     assert result.lower_bound >= 0.8 * case.epsilon
@@ -56,7 +56,7 @@ def test_a_row_counted_without_bounding_is_caught(monkeypatch):
         return original(units, parts, n_parts, max_partitions, 10**9, salt)
 
     monkeypatch.setattr(_pandas, "keep_rows", unbounded_rows)
-    case = CASES["analytics_count"](1.0)
+    case = CASES["analytics_count"](epsilon=1.0)
     result = run_case(case, name="analytics_count", trials=100_000, rng=SEED)
     assert result.verdict == "violation"
     assert result.lower_bound > 2.0 * case.epsilon
