@@ -268,3 +268,10 @@ def test_a_dask_query_is_checked_block_by_block_when_computed():
         lazy.compute()
     with pytest.raises(InvalidParameterError, match="2 columns"):
         query_rows(_Fitted().fit(), da.ones((4, 3)), "predict", dask=True)
+
+
+def test_a_query_whose_sum_overflows_is_read_by_the_full_check_without_a_warning():
+    """Finite entries whose sum overflows take scikit-learn's full check (which accepts
+    them), with no RuntimeWarning from the fast path's sum."""
+    Q = np.full((2, 2), 1e308)
+    np.testing.assert_array_equal(_silently(lambda: query_rows(_Fitted().fit(), Q, "predict")), Q)
