@@ -51,7 +51,8 @@ from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Claimed, Sequential
 
 __all__ = ["LABEL_SHARE", "LabelSet", "declared_classes", "label_budget", "label_counts",
-           "label_release", "release_label_set", "total_claim"]
+           "label_release", "record_codes", "release_label_set", "single_label",
+           "total_claim"]
 
 #: Share of epsilon (and of delta, when the learning stage uses delta) that a classifier
 #: without declared ``classes`` spends on releasing its label set. A public constant.
@@ -186,6 +187,39 @@ def release_label_set(y: NDArray[Any], *, classes: NDArray[Any] | None, epsilon:
     suppressed = block.release(counts[:, None], rng=rng)
     kept = labels[suppressed[: labels.size] == 0]
     return attrs.evolve(planned, classes=kept)
+
+
+def record_codes(labels: NDArray[Any], records: NDArray[np.bool_], *,
+                 classes: NDArray[Any] | None, epsilon: float, delta: float,
+                 relation: Neighbouring, rng: np.random.Generator,
+                 stage_uses_delta: bool, owner: str) -> tuple[LabelSet, NDArray[np.int64]]:
+    """The label set (declared, or released privately from the labels of ``records``
+    alone) and every row's index in it: ``-1`` for a row that is not a record (its
+    features undefined) or whose label is not in the set (NaN and unhashable labels
+    included), the neutral record of the estimator's stated rule."""
+    label_set = release_label_set(labels[records], classes=classes, epsilon=epsilon,
+                                  delta=delta, relation=relation, rng=rng,
+                                  stage_uses_delta=stage_uses_delta, owner=owner)
+    codes = np.full(labels.shape[0], -1, dtype=np.int64)
+    if label_set.classes.size:
+        codes[records] = label_set.codes(labels[records])
+    return label_set, codes
+
+
+def single_label(classes: NDArray[Any], n_queries: int, owner: str) -> NDArray[Any]:
+    """The predictions of a classifier whose label set has fewer than two labels (no
+    learning stage ran): the one label for every query, or, with no label, an error
+    that depends on the released label set only."""
+    if classes.size == 0:
+        from privkit.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{owner} released no label (the private label set is empty: no label had "
+            "enough records to clear the stability threshold), so it has nothing to "
+            "predict; declare the label set with classes=[...], or fit on more records "
+            "per label or with a larger budget")
+    out: NDArray[Any] = np.full(n_queries, classes[0])
+    return out
 
 
 def label_release(epsilon: float, delta: float, *, relation: Neighbouring,

@@ -9,7 +9,7 @@ Each cluster is a ``distributed.LocalCluster`` of worker processes with one thre
 its own process before numpy loads, so numpy is one thread too). The data are made on the
 workers (``dask.array.random``, dask's default ``chunks="auto"``: one 128 MiB block for
 10^6 x 16) and persisted there before anything is timed, as a user with a cluster has
-them; ``fit`` cuts them into privkit's row blocks (``privkit.algorithms._rows``:
+them; ``fit`` cuts them into privkit's row blocks (``privkit.algorithms._dask_blocks``:
 one block per worker thread, each a whole number of ``chunk_size`` pieces) and keeps
 those on the workers for the fit's passes, and that move is inside the time. numpy fits
 the same rows (computed from the cluster) in this process. Every fit's model is checked
@@ -95,7 +95,7 @@ def run_cluster(workers: int, layout: str, args: argparse.Namespace,
     import dask.array as da
     from distributed import Client, LocalCluster, wait
 
-    from privkit.algorithms._rows import block_rows, dask_row_blocks
+    from privkit.algorithms._dask_blocks import block_rows, dask_row_blocks
 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster) as client:

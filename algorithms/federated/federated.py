@@ -36,7 +36,7 @@ from .._bounds import clipped_rows, warn_if_preprocessed
 from .._certified import certified
 from .._few_labels import labels_without_model, no_model
 from .._labels import LabelSet, release_label_set
-from .._private_inputs import private_labels, private_rows
+from .._private_rows import private_labels, private_rows
 from ..linear.erm import ObjectivePerturbationClassifier, labels_from_scores
 from .pca import R, ReducedDimensionSVM, pca_block, private_subspace, transcript_fixture
 
@@ -219,8 +219,8 @@ class FedDPDRDPMLClassifier(ReducedDimensionSVM):
         """The rows mapped into the unit ball and split by participant (one child stream
         each, in the order of the sorted ids)."""
         owner = type(self).__name__
-        X = private_rows(self, X, min_rows=1, owner=owner)
-        y = private_labels(y, X.shape[0], owner)
+        X = private_rows(X, owner=owner, estimator=self, min_rows=1)
+        y = private_labels(y, X.shape[0], owner=owner)
         warn_if_preprocessed(self)
         ids = np.zeros(len(y), dtype=int) if participant is None else np.asarray(participant)
         if ids.shape != (len(y),):

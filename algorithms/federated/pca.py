@@ -36,7 +36,7 @@ from .._bounds import clipped_rows, warn_if_preprocessed
 from .._certified import certified
 from .._few_labels import labels_without_model, no_model
 from .._labels import LabelSet, declared_classes, label_release, release_label_set, total_claim
-from .._private_inputs import private_labels, private_rows
+from .._private_rows import private_labels, private_rows
 from .._spend import charge
 from ..linear.erm import ObjectivePerturbationClassifier
 
@@ -179,7 +179,7 @@ class DPPCA(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         ``delta``, before anything runs."""
         owner = "DPPCA"
         block = self.plan(n_samples=1, n_features=1)  # the parameters, before the data
-        X = private_rows(self, X, min_rows=1, owner=owner)
+        X = private_rows(X, owner=owner, estimator=self, min_rows=1)
         warn_if_preprocessed(self)
         d = X.shape[1]
         k = d if self.n_components is None else check.positive_int(
@@ -431,8 +431,8 @@ class DPDRDPMLClassifier(ReducedDimensionSVM):
         when ``classes`` is declared, the whole (epsilon, delta) otherwise)."""
         owner = type(self).__name__
         planned = self._planned_labels()
-        X = private_rows(self, X, min_rows=1, owner=owner)
-        y = private_labels(y, X.shape[0], owner)
+        X = private_rows(X, owner=owner, estimator=self, min_rows=1)
+        y = private_labels(y, X.shape[0], owner=owner)
         warn_if_preprocessed(self)
         n = X.shape[0]
         declared_stage = None if planned.released else self._stage(

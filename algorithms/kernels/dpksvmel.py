@@ -84,7 +84,8 @@ from privkit.neighbouring import Neighbouring
 
 from .._audit_case import TranscriptCase
 from .._labels import declared_classes, label_budget, release_label_set
-from .._rows import private_labels, private_rows, query_rows
+from .._private_rows import private_labels, private_rows
+from .._queries import query_rows
 from .nystrom import KMeansNystromClassifier
 
 __all__ = ["DPKSVMEL", "DPKSVMELCorrected"]
@@ -199,8 +200,8 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             raise check.fail("budget_filter", budget_filter, "None", owner, "privkit "
                              "certifies no guarantee for DPKSVMEL, so it has nothing to "
                              "spend; DPKSVMELCorrected is private")
-        X = private_rows(X, owner)
-        y = private_labels(y, int(X.shape[0]), owner)
+        X = private_rows(X, owner=owner, dask=True)
+        y = private_labels(y, int(X.shape[0]), owner=owner)
         rng = np.random.default_rng(self.random_state)
         with Ledger():
             labels = release_label_set(
@@ -273,7 +274,7 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def decision_function(self, X: Any) -> NDArray[np.float64]:
         """``sum_j (alpha_j y_j) K(sv_j^private, x) + b`` (the paper's eq. 2) at the query
         rows (finite, ``n_features_in_`` columns)."""
-        A = query_rows(self, X, "decision_function")
+        A = query_rows(self, X, "decision_function", dask=True)
         scores: NDArray[np.float64] = (_rbf(A, self.support_vectors_, self.gamma_)
                                        @ self.dual_coef_[0] + self.intercept_[0])
         return scores
@@ -287,7 +288,7 @@ class DPKSVMEL(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 raise check.fail("classes_", "no label", "at least one released label",
                                  f"{type(self).__name__}.predict", "the label release kept "
                                  "none: declare classes, or fit on more rows per label")
-            return np.full(len(query_rows(self, X, "predict")), self.classes_[0])
+            return np.full(len(query_rows(self, X, "predict", dask=True)), self.classes_[0])
         out: NDArray[Any] = np.where(self.decision_function(X) > 0, self.classes_[1],
                                      self.classes_[0])
         return out

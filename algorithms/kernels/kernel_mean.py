@@ -87,7 +87,8 @@ from privkit.plan import Block, PostProcess, Sequential
 
 from .._audit_case import TranscriptCase
 from .._certified import certified
-from .._rows import private_rows, query_rows
+from .._private_rows import private_rows
+from .._queries import query_rows
 from .._spend import charge
 from .feature_mean import feature_sums, mean_sensitivities
 from .kmeans import DPKMeans
@@ -337,7 +338,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         ``budget_filter``: a :class:`~privkit.BudgetFilter`; the plan is spent on it
         before any noise is drawn (refused with nothing run if it does not fit).
         """
-        X = private_rows(X, _OWNER, chunk_size=check.positive_int(
+        X = private_rows(X, owner=_OWNER, dask=True, chunk_size=check.positive_int(
             "chunk_size", self.chunk_size, _OWNER))
         n, d = (int(v) for v in X.shape)
         relation, _, _ = self._validate()
@@ -386,7 +387,7 @@ class PrivateKernelMean(BaseEstimator):  # type: ignore[misc]
         """The released embedding evaluated at the query rows of X: ``<m~, phi(x)>``, the
         private estimate of ``(1/n) sum_i k(x_i, x)``. Queries are not private: rows
         must be finite, with ``n_features_in_`` columns."""
-        Q = query_rows(self, X, "witness")
+        Q = query_rows(self, X, "witness", dask=True)
         F = np.asarray(self.feature_map_.transform(Q))
         out: NDArray[np.float64] = F @ self.embedding_
         return out

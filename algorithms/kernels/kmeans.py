@@ -82,14 +82,9 @@ from privkit.plan import Block, Repeat, Sequential
 
 from .._audit_case import TranscriptCase
 from .._certified import certified
-from .._rows import (
-    dask_row_blocks,
-    is_dask_array,
-    map_pieces,
-    piece_results,
-    private_rows,
-    query_rows,
-)
+from .._dask_blocks import dask_row_blocks, is_dask_array, map_pieces, piece_results
+from .._private_rows import private_rows
+from .._queries import query_rows
 from .._spend import charge
 
 __all__ = [
@@ -97,7 +92,6 @@ __all__ = [
     "ball_factors",
     "block_statistics",
     "clip_to_ball",
-    "is_dask_array",
     "kmeans_sensitivities",
     "map_row_blocks",
     "row_block_sums",
@@ -194,7 +188,7 @@ def row_block_sums(X: Any, function: Callable[[NDArray[Any]], NDArray[np.float64
     """``sum over row blocks of function(block)``, in block order, for numpy or dask X.
 
     The pieces are rows ``[i * chunk_size, (i + 1) * chunk_size)`` in both cases (a dask
-    task reads one block of whole pieces, :func:`~privkit.algorithms._rows.dask_row_blocks`,
+    task reads one block of whole pieces, :func:`~privkit.algorithms._dask_blocks.dask_row_blocks`,
     and returns each piece's result), and the partial results are added in the same order
     on the client, so both give bit-identical results. With no rows, ``function`` sees one
     empty piece.
@@ -388,7 +382,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
         ``budget_filter``: a :class:`~privkit.BudgetFilter`; the plan is spent on it
         before any noise is drawn (refused with nothing run if it does not fit).
         """
-        X = private_rows(X, _OWNER, chunk_size=check.positive_int(
+        X = private_rows(X, owner=_OWNER, dask=True, chunk_size=check.positive_int(
             "chunk_size", self.chunk_size, _OWNER))
         d = int(X.shape[1])
         plan = self._plan(d)
@@ -439,7 +433,7 @@ class DPKMeans(ClusterMixin, BaseEstimator):  # type: ignore[misc]
     def predict(self, X: Any) -> Any:
         """The index of the nearest released centroid for each query row (finite rows of
         ``n_features_in_`` columns; anything else is an error)."""
-        X = query_rows(self, X, "predict")
+        X = query_rows(self, X, "predict", dask=True)
         C = self.cluster_centers_
 
         def nearest(block: NDArray[Any]) -> NDArray[np.float64]:

@@ -52,7 +52,7 @@ from privkit.mechanisms import Gaussian
 from privkit.neighbouring import Norm
 from privkit.plan import Block, Parallel
 
-from .._rows import private_rows
+from .._private_rows import private_rows
 from .kernel_mean import feature_sums, mean_sensitivities
 
 __all__ = ["MMDTestResult", "mmd_null_threshold", "private_mmd_test"]
@@ -131,10 +131,9 @@ def private_mmd_test(X: Any, Y: Any, feature_map: Any, *, epsilon: float, delta:
     b = float(feature_map.norm_bound)
     dim = int(feature_map.n_components)
     mu = gdp_mu_for_approx_dp(epsilon=eps, delta=dlt)
-    samples = [private_rows(data, owner, name) for name, data in (("X", X), ("Y", Y))]
-    for name, data in zip(("X", "Y"), samples, strict=True):
-        if data.shape[0] < 1:  # n is public here (replace-one)
-            raise check.fail(name, "no rows", "at least one row", owner)
+    # n is public here (replace-one): a sample without rows is refused
+    samples = [private_rows(data, owner=owner, name=name, min_rows=1, dask=True)
+               for name, data in (("X", X), ("Y", Y))]
     blocks = [Gaussian.for_gdp(mu, sensitivity=mean_sensitivities(
         b, dim, n_samples=int(data.shape[0]), relation="replace_one", norm=Norm.L2)[0])
         for data in samples]

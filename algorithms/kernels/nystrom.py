@@ -41,10 +41,12 @@ from privkit.plan import Block, PostProcess, Sequential
 
 from .._audit_case import TranscriptCase
 from .._certified import certified
+from .._dask_blocks import is_dask_array
 from .._labels import LabelSet, declared_classes, label_release, release_label_set, total_claim
-from .._rows import private_labels, private_rows, query_rows
+from .._private_rows import private_labels, private_rows
+from .._queries import query_rows
 from .._spend import charge
-from .kmeans import DPKMeans, clip_to_ball, is_dask_array
+from .kmeans import DPKMeans, clip_to_ball
 from .nystrom_map import Kernel, KernelFunction, NystromMap, kernel_approximation_error
 
 __all__ = [
@@ -306,9 +308,9 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
         (the stage is known only after the label release)."""
         owner = type(self).__name__
         declared = self._validated()
-        X = private_rows(X, owner)
+        X = private_rows(X, owner=owner, dask=True)
         n, d = (int(v) for v in X.shape)
-        y = private_labels(y, n, owner)
+        y = private_labels(y, n, owner=owner)
         if n == 0:  # n is public (replace-one)
             raise check.fail("X", "no rows", "at least one row (n is public under "
                              "replace-one)", owner)
@@ -375,7 +377,7 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
             raise check.fail("classes_", f"{self.classes_.size} released label(s)",
                              "at least 2 labels for decision scores",
                              f"{type(self).__name__}.decision_function")
-        F = self.feature_map_.transform(query_rows(self, X, "decision_function"))
+        F = self.feature_map_.transform(query_rows(self, X, "decision_function", dask=True))
         if is_dask_array(F):
             F = F.compute()
         out: NDArray[np.float64] = self.linear_.decision_function(F)
@@ -391,7 +393,7 @@ class KMeansNystromClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[m
                 raise check.fail("classes_", "no label", "at least one released label",
                                  f"{type(self).__name__}.predict", "the label release kept "
                                  "none: declare classes, or fit on more rows per label")
-            rows = query_rows(self, X, "predict")
+            rows = query_rows(self, X, "predict", dask=True)
             return np.full(rows.shape[0], self.classes_[0])
         return labels_from_scores(self.decision_function(X), self.classes_)
 

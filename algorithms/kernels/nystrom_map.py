@@ -40,7 +40,8 @@ from numpy.typing import NDArray
 
 from privkit import _validation as check
 
-from .kmeans import SUB_BLOCK, ball_factors, clip_to_ball, is_dask_array, map_row_blocks
+from .._dask_blocks import is_dask_array
+from .kmeans import SUB_BLOCK, ball_factors, clip_to_ball, map_row_blocks
 
 __all__ = ["Kernel", "KernelFunction", "NystromMap", "kernel_approximation_error"]
 

@@ -27,8 +27,10 @@ from privkit.plan import Block, Repeat
 from .._audit_case import TranscriptCase
 from .._bounds import clipped_rows, warn_if_preprocessed
 from .._labels import declared_classes, label_release, release_label_set, total_claim
+from .._private_rows import private_labels, private_rows
+from .._queries import query_rows
 from .._spend import charge
-from ._linear import LinearModel, private_fit_inputs, transcript_fixture
+from ._linear import LinearModel, transcript_fixture
 from ._losses import MarginLoss
 from ._solvers import MIN_TOL
 
@@ -239,7 +241,8 @@ class PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # t
         """
         loss, declared = self._validated()
         owner = type(self).__name__
-        X, y = private_fit_inputs(self, X, y, accept_sparse=True)
+        X = private_rows(X, owner=owner, estimator=self, min_rows=1, sparse=True)
+        y = private_labels(y, X.shape[0], owner=owner)
         warn_if_preprocessed(self)
         n, d = X.shape
         eps, delta = float(self.epsilon), float(self.delta)
@@ -306,7 +309,7 @@ class PrivateLinearClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # t
         from scipy.special import expit, softmax
 
         if not hasattr(self, "coef_") and getattr(self, "classes_", np.empty(0)).size == 1:
-            return np.ones((self._queries(X).shape[0], 1))
+            return np.ones((query_rows(self, X, "predict_proba", sparse=True).shape[0], 1))
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p = expit(scores)

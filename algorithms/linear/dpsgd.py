@@ -28,7 +28,7 @@ from .._audit_case import TranscriptCase
 from .._bounds import finite_rows
 from .._certified import certified
 from .._labels import LabelSet, declared_classes, label_release, release_label_set, total_claim
-from .._private_inputs import private_labels, private_rows
+from .._private_rows import private_labels, private_rows
 from .._spend import charge
 from .erm import LinearModel
 
@@ -234,8 +234,8 @@ class DPSGDLinearSVM(LinearModel, ClassifierMixin, BaseEstimator):  # type: igno
         owner = type(self).__name__
         planned = self._label_plan()
         sigma, stage_plan, stage_delta = self._stage(planned)
-        X = private_rows(self, X, min_rows=0, owner=owner)
-        y = private_labels(y, X.shape[0], owner)
+        X = private_rows(X, owner=owner, estimator=self)
+        y = private_labels(y, X.shape[0], owner=owner)
         finite = finite_rows(X)  # a row with a non-finite entry: removed (neutral)
         X, y = X[finite], y[finite]
         claim = planned.guarantee(certified(stage_plan, delta=stage_delta), stage_delta)

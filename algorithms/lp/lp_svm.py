@@ -36,8 +36,9 @@ from .._labels import (
     release_label_set,
     total_claim,
 )
+from .._private_rows import private_labels, private_rows
 from .._spend import charge
-from ..linear._linear import LinearModel, private_fit_inputs, transcript_fixture
+from ..linear._linear import LinearModel, transcript_fixture
 from ..linear._losses import MarginLoss
 from ..linear._solvers import solve_erm
 from ..linear.erm import ObjectivePerturbationClassifier
@@ -355,7 +356,8 @@ class LPSVMClassifier(LinearModel, ClassifierMixin, BaseEstimator):  # type: ign
         otherwise. A charge that does not fit is refused with nothing run.
         """
         owner = type(self).__name__
-        X, y = private_fit_inputs(self, X, y)
+        X = private_rows(X, owner=owner, estimator=self, min_rows=1)
+        y = private_labels(y, X.shape[0], owner=owner)
         n = X.shape[0]
         v = self._validated(n)
         eps = v["epsilon"]

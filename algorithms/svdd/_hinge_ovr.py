@@ -21,10 +21,18 @@ from privkit.neighbouring import Neighbouring
 from privkit.plan import Block, Sequential
 
 from .._audit_case import TranscriptCase
-from .._inputs import predict_inputs
-from .._labels import LabelSet, _histogram, declared_classes, label_budget, total_claim
+from .._labels import (
+    LabelSet,
+    _histogram,
+    declared_classes,
+    label_budget,
+    record_codes,
+    single_label,
+    total_claim,
+)
+from .._private_rows import private_labels, private_rows
+from .._queries import query_rows
 from .._spend import charge
-from .._training_rows import record_codes, single_label, training_labels, training_rows
 from ..kernels.random_features import RandomFourierFeatures
 
 __all__ = ["CASE_PROBES", "OneVsRestSVM", "R", "case", "hinge_svm", "hinge_svm_ovr"]
@@ -131,20 +139,19 @@ class OneVsRestSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return Sequential(_histogram(eps_l, delta_l, R), stage)
         return stage
 
-    def _prepare(self, X: Any, y: Any) -> tuple[NDArray[np.float64], NDArray[Any],
-                                                 NDArray[np.bool_]]:
+    def _prepare(self, X: Any, y: Any) -> tuple[NDArray[np.float64], NDArray[Any]]:
         """Validate the parameters and X's and y's schema (nothing of their values), and
-        draw the public feature map: ``(rows, labels, labels defined)``."""
+        draw the public feature map: ``(rows, labels)``."""
         self._check()
-        A, _ = training_rows(self, X, empty_allowed=False)
+        A = private_rows(X, owner=type(self).__name__, estimator=self, min_rows=1)
         self._check(A.shape[1])
-        labels, valid = training_labels(self, y, A.shape[0])
+        labels = private_labels(y, A.shape[0], owner=type(self).__name__)
         for name in ("coef_", "_w"):  # a refit with fewer than two labels sets neither
             self.__dict__.pop(name, None)
         self._rng = np.random.default_rng(self.random_state)
         self.features_ = RandomFourierFeatures(self.n_components, self.gamma,
                                                int(self._rng.integers(2**63))).fit(A)
-        return A, labels, valid
+        return A, labels
 
     def _charge(self, budget: Block | None, delta: float, budget_filter: Any) -> None:
         """Charge ``budget`` (the plan, with declared classes) or the whole
@@ -155,15 +162,14 @@ class OneVsRestSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if claim is not None:
             charge(self, claim, budget_filter, delta=delta)
 
-    def _records(self, A: NDArray[np.float64], labels: NDArray[Any],
-                 valid: NDArray[np.bool_], delta: float
+    def _records(self, A: NDArray[np.float64], labels: NDArray[Any], delta: float
                  ) -> tuple[LabelSet, NDArray[np.float64], NDArray[np.int64]]:
         """Release the label set and map the rows: ``(label set, features of the
         records, their codes)``. A record is neutral (dropped: a zero feature row) when
-        its features or its label are undefined or its label is not in the set."""
+        its features are undefined or its label is not in the set (NaN included)."""
         Phi, defined = self.features_.transform_defined(A)
         label_set, codes = record_codes(
-            labels, defined & valid, classes=declared_classes(self.classes, "fit"),
+            labels, defined, classes=declared_classes(self.classes, "fit"),
             epsilon=self.epsilon, delta=delta, relation=R, rng=self._rng,
             stage_uses_delta=self._stage_uses_delta, owner=type(self).__name__)
         self.classes_ = label_set.classes
@@ -191,8 +197,8 @@ class OneVsRestSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "coef_")
-        out: NDArray[np.float64] = self.features_.transform_queries(predict_inputs(self, X)) @ \
-            self.coef_.T
+        Q = query_rows(self, X, "decision_function")
+        out: NDArray[np.float64] = self.features_.transform_queries(Q) @ self.coef_.T
         return out[:, 0] if out.shape[1] == 1 else out
 
     def _predict(self, X: Any) -> NDArray[Any]:
@@ -200,7 +206,7 @@ class OneVsRestSVM(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
         check_is_fitted(self, "classes_")
         if self.classes_.size < 2:
-            return single_label(self.classes_, predict_inputs(self, X).shape[0],
+            return single_label(self.classes_, query_rows(self, X, "predict").shape[0],
                                 type(self).__name__)
         return self._labels(self.decision_function(X))
 

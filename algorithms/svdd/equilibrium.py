@@ -88,12 +88,13 @@ from privkit.neighbouring import Neighbouring, Norm, Sensitivity
 from privkit.plan import Block, Claimed, PostProcess, Sequential
 
 from .._audit_case import TranscriptCase
+from .._bounds import finite_rows
 from .._certified import certified
-from .._inputs import predict_inputs
 from .._labels import _histogram as label_histogram
-from .._labels import declared_classes, label_budget, total_claim
+from .._labels import declared_classes, label_budget, record_codes, single_label, total_claim
+from .._private_rows import private_labels, private_rows
+from .._queries import query_rows
 from .._spend import charge
-from .._training_rows import record_codes, single_label, training_labels, training_rows
 from ..kernels.random_features import RandomFourierFeatures
 from ._equilibrium_cases import private_case, transcript_case_paper
 from ._equilibrium_dynamics import (
@@ -361,10 +362,12 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         charged before any noise."""
         owner = type(self).__name__
         relation = self._validate()
-        A, finite = training_rows(self, X, empty_allowed=relation is Neighbouring.ADD_REMOVE)
+        A = private_rows(X, owner=owner, estimator=self,
+                         min_rows=0 if relation is Neighbouring.ADD_REMOVE else 1)
+        finite = finite_rows(A)
         RandomFourierFeatures.check_parameters(self.n_components, self.gamma, A.shape[1],
                                                owner)
-        labels, valid = training_labels(self, y, A.shape[0])
+        labels = private_labels(y, A.shape[0], owner=owner)
         self._charge(relation, A.shape[1], budget_filter)
         for name in _LEARNT:  # a refit with fewer than two labels must not show the last
             self.__dict__.pop(name, None)
@@ -380,7 +383,7 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
         records[where] = True
         with Ledger() as ledger:
             label_set, codes = record_codes(
-                labels, records & valid, classes=declared_classes(self.classes, owner),
+                labels, records, classes=declared_classes(self.classes, owner),
                 epsilon=self.epsilon, delta=self.delta, relation=relation, rng=rng,
                 stage_uses_delta=True, owner=owner)
             self.classes_ = label_set.classes
@@ -452,7 +455,7 @@ class EquilibriumPointClassifier(ClassifierMixin, BaseEstimator):  # type: ignor
 
         if not hasattr(self, "ledger_"):  # set last by fit
             check_is_fitted(self)
-        X = np.clip(predict_inputs(self, X), -COORDINATE_BOUND, COORDINATE_BOUND)
+        X = np.clip(query_rows(self, X, "predict"), -COORDINATE_BOUND, COORDINATE_BOUND)
         if self.classes_.size < 2:
             return single_label(self.classes_, X.shape[0], type(self).__name__)
         points, labels = self._reference()

@@ -82,9 +82,9 @@ from privkit.plan import Block, PostProcess
 
 from .._audit_case import TranscriptCase
 from .._certified import certified
-from .._inputs import predict_inputs
+from .._private_rows import private_rows
+from .._queries import query_rows
 from .._spend import charge
-from .._training_rows import training_rows
 from ..kernels.random_features import RandomFourierFeatures
 from ._svdd_dual import SVDDSolution, check_nu, svdd_centre
 
@@ -275,7 +275,8 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
         (a :class:`~privkit.BudgetFilter`) is charged the plan before any noise."""
         self._validate(None)
         relation = Neighbouring.parse(self.relation, owner=type(self).__name__)
-        A, _ = training_rows(self, X, empty_allowed=relation is Neighbouring.ADD_REMOVE)
+        A = private_rows(X, owner=type(self).__name__, estimator=self,
+                         min_rows=0 if relation is Neighbouring.ADD_REMOVE else 1)
         block = self._validate(A.shape[1])
         charge(self, block, budget_filter,
                delta=self.delta if self.noise == "gaussian" else None)
@@ -303,7 +304,7 @@ class PrivateSVDD(BaseEstimator):  # type: ignore[misc]
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "centre_")
-        Z = self.features_.transform_queries(predict_inputs(self, X))
+        Z = self.features_.transform_queries(query_rows(self, X, "score_samples"))
         out: NDArray[np.float64] = 1.0 - 2.0 * Z @ self.centre_ + self.centre_ @ self.centre_
         return out
 

@@ -64,8 +64,8 @@ from privkit.plan import Block, Claimed, Repeat, Sequential
 
 from .._audit_case import TranscriptCase
 from .._certified import certified
-from .._inputs import predict_inputs
-from .._training_rows import single_label
+from .._labels import single_label
+from .._queries import query_rows
 from ._hinge_ovr import CASE_PROBES, OneVsRestSVM, R, case, hinge_svm, hinge_svm_ovr
 
 __all__ = ["SVMOutputClassifier", "SVMSemiClassifier", "SVMWeightClassifier", "hinge_svm",
@@ -120,11 +120,11 @@ class SVMWeightClassifier(OneVsRestSVM):
         classes = self._check()
         delta = self._delta(1)
         self._label_budget(delta)
-        A, labels, valid = self._prepare(X, y)
+        A, labels = self._prepare(X, y)
         self._charge(None if classes is None else self._stage(classes.size, self.epsilon),
                      delta, budget_filter)
         with Ledger() as ledger:
-            label_set, Phi, codes = self._records(A, labels, valid, delta)
+            label_set, Phi, codes = self._records(A, labels, delta)
             c = label_set.classes.size
             stage = self._stage(c, self.epsilon - label_set.epsilon) if c >= 2 else None
             if stage is not None:
@@ -245,12 +245,12 @@ class SVMOutputClassifier(OneVsRestSVM):
         self._check()
         delta = self._delta(1)
         self._query_epsilon()
-        A, labels, valid = self._prepare(X, y)
+        A, labels = self._prepare(X, y)
         self._charge(Claimed(PureDP(epsilon=self.epsilon), relation=R,
                              label="SVM OUTPUT's query budget (every predict call)"),
                      delta, budget_filter)
         with Ledger() as ledger:
-            label_set, Phi, codes = self._records(A, labels, valid, delta)
+            label_set, Phi, codes = self._records(A, labels, delta)
             if label_set.classes.size >= 2:
                 self._w = self._weights(Phi, codes)
         self._label_set = label_set
@@ -271,7 +271,7 @@ class SVMOutputClassifier(OneVsRestSVM):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "ledger_")
-        Q = predict_inputs(self, X)
+        Q = query_rows(self, X, "predict")
         if self.classes_.size < 2:
             return single_label(self.classes_, Q.shape[0], type(self).__name__)
         cost = self._cost(Q.shape[0])
@@ -392,7 +392,7 @@ class SVMSemiClassifier(OneVsRestSVM):
         if Z is None:
             raise check.fail("Z", None, "the user's unlabelled points (semi-interactive)",
                              owner)
-        A, labels, valid = self._prepare(X, y)
+        A, labels = self._prepare(X, y)
         delta = self._delta(A.shape[0])
         self._label_budget(delta)
         # Z is public: refused if not finite, or with the wrong number of features
@@ -410,7 +410,7 @@ class SVMSemiClassifier(OneVsRestSVM):
                                                               delta),
                      delta, budget_filter)
         with Ledger() as ledger:
-            label_set, Phi, codes = self._records(A, labels, valid, delta)
+            label_set, Phi, codes = self._records(A, labels, delta)
             c = label_set.classes.size
             stage = (self._stage(c, self.epsilon - label_set.epsilon, delta - label_set.delta)
                      if c >= 2 else None)

@@ -60,8 +60,9 @@ from privkit.plan import Block, Claimed
 from .._audit_case import TranscriptCase
 from .._bounds import finite_rows, upstream_fitted_steps
 from .._labels import LabelSet, declared_classes, label_release, release_label_set, total_claim
+from .._private_rows import private_labels, private_rows
 from .._spend import charge
-from ..linear._linear import private_fit_inputs, transcript_fixture
+from ..linear._linear import transcript_fixture
 from ._repeat_select import draw_runs, repeat_and_select_pure, runs_gamma
 
 __all__ = ["PrivateGridSearch"]
@@ -305,7 +306,8 @@ class PrivateGridSearch(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc
         plan with ``classes`` declared, the whole ``(epsilon, delta)`` otherwise)."""
         owner = type(self).__name__
         v = self._validated()
-        X, y = private_fit_inputs(self, X, y, accept_sparse=True)
+        X = private_rows(X, owner=owner, estimator=self, min_rows=1, sparse=True)
+        y = private_labels(y, X.shape[0], owner=owner)
         n = X.shape[0]
         self._check_candidates(v, n, X.shape[1])
         eps = v["epsilon"]

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from privkit.algorithms import DPKMeans, PrivateKernelMean
-from privkit.algorithms._rows import block_rows, dask_row_blocks
+from privkit.algorithms._dask_blocks import block_rows, dask_row_blocks
 
 
 @given(n=st.integers(0, 10**7), chunk=st.integers(1, 10**5), threads=st.integers(1, 64))

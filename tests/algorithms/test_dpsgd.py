@@ -130,16 +130,23 @@ def test_empty_and_non_finite_data_fit_like_any_other():
 
 
 def test_messages_do_not_quote_the_data():
-    """Unreadable inputs are refused naming X or y, without the sentinel value they hold
-    (scikit-learn's own messages print the array)."""
+    """Inputs of the wrong schema are refused naming X or y, without the sentinel value
+    they hold (scikit-learn's own messages print the array); an object entry that is not
+    a number is no refusal (R3): it is NaN, and its row is removed like a NaN row."""
     svm = DPSGDLinearSVM(classes=[0, 1])
     for X, y in [(np.array([123456.789, 2.0]), np.array([0, 1])),
-                 (np.array([["123456.789", "abc"]], dtype=object), np.array([0])),
                  (np.zeros((3, 2)), np.array([[123456.789, 1.0]] * 3))]:
         with pytest.raises(ValueError) as info:
             svm.fit(X, y)
         assert "123456" not in str(info.value)
         assert "`X`" in str(info.value) or "`y`" in str(info.value)
+    X, y = data(n=100)
+    text, nan = X.astype(object), X.copy()
+    text[3, 1], nan[3, 1] = "abc-123456", np.nan
+    params = dict(classes=[0, 1], sampling_rate=0.5, epochs=1, random_state=0)
+    a = DPSGDLinearSVM(**params).fit(text, y)
+    b = DPSGDLinearSVM(**params).fit(nan, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 def test_queries_are_validated_strictly():

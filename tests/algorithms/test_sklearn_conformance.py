@@ -21,14 +21,14 @@ Expected failures, and why:
   family: ``check_estimators_empty_data_messages``, which expects fit to refuse zero rows
   and to name the row count when refusing zero columns (under add-remove the row count is
   private: ``DPKMeans`` and ``PrivateKernelMean`` fit zero rows, and no privkit message
-  names it); ``check_dtype_object``, which expects numpy's own message for a non-numeric
-  entry, which names the entry's type (privkit's names no private value); and
+  names it); ``check_dtype_object``, which expects a refusal of an object entry that is
+  not a number (privkit makes it NaN: its row is the neutral record); and
   ``check_clustering`` for ``DPKMeans``, which reads ``labels_``: each private row's
   cluster is not a release (``fit_predict`` returns ``predict`` on the caller's own X).
 * Checks whose expectation contradicts the transcript rules of issue 22 for DP-PCA,
-  DPDR-DPML, FedDPDR-DPML and DP-SGD: the three above (their non-finite rows and labels
-  outside the label set are neutral records too); ``check_dtype_object``, which expects
-  scikit-learn's message, which quotes the data; DP-SGD's
+  DPDR-DPML, FedDPDR-DPML and DP-SGD: the four above (their non-finite rows, object
+  entries that are not numbers and labels outside the label set are neutral records too);
+  DP-SGD's
   ``check_estimators_empty_data_messages``, which expects a refusal of n = 0, private
   under add-remove.
 
@@ -44,8 +44,9 @@ random features. Their expected failures (``_PARK``): six checks set ``n_compone
 and the random Fourier map needs an even F (a cosine and a sine per frequency); the
 checks that expect ``fit`` to refuse NaN, objects that are not numbers, NaN or continuous
 labels contradict privkit's rules R2-R3 (private rows and labels are never refused by
-value: they become neutral records); and the empty-data check wants a message with the
-number of rows, which is private under ``add_remove``. ``SVMSemiClassifier`` (its ``fit``
+value: they become neutral records). The empty-data check, which wants a message with the
+number of rows, passes where n is public (replace-one, these checks' relation; the linear
+classifiers too) and fails where it is private (add-remove). ``SVMSemiClassifier`` (its ``fit``
 needs the public points Z) and ``SVMOutputClassifier`` (its ``predict`` is a private
 release that spends the model's budget and draws fresh noise, by design) are not run.
 """
@@ -88,12 +89,11 @@ _KERNEL = {
     "check_estimators_nan_inf": _R3["check_estimators_nan_inf"],
     "check_estimators_empty_data_messages": "no message names the row count (private "
                                             "under add-remove, where zero rows fit)",
-    "check_dtype_object": "numpy's message names a private entry's type; privkit's does not",
+    "check_dtype_object": _R3["check_dtype_object"],
 }
 _KERNEL_CLASSIFIER = {**_KERNEL, **{name: _R3[name] for name in (
     "check_supervised_y_no_nan", "check_classifiers_regression_target")}}
 _EMPTY = "fits an empty dataset: under add-remove n is private, so fit cannot refuse n = 0"
-_NO_QUOTE = "the refusal of unreadable X withholds scikit-learn's text, which quotes X"
 EXPECTED = {
     "DPKMeans": {**_KERNEL, "check_clustering": "labels_ would be each private row's "
                                                 "cluster, which is not a release"},
@@ -104,22 +104,16 @@ EXPECTED = {
     "ObjectivePerturbationClassifier": _R3,
     "LPSVMClassifier": _R3,
     "PrivateGridSearch": _R3,
-    "DPSGDLinearSVM": {**_R3, "check_estimators_empty_data_messages": _EMPTY,
-                       "check_dtype_object": _NO_QUOTE},
-    "DPPCA": {"check_estimators_nan_inf": _R3["check_estimators_nan_inf"],
-              "check_dtype_object": _NO_QUOTE},
-    "DPDRDPMLClassifier": {"check_classifiers_train": _REDUCED, **_R3,
-                           "check_dtype_object": _NO_QUOTE},
-    "FedDPDRDPMLClassifier": {"check_classifiers_train": _REDUCED, **_R3,
-                              "check_dtype_object": _NO_QUOTE},
+    "DPSGDLinearSVM": {**_R3, "check_estimators_empty_data_messages": _EMPTY},
+    "DPPCA": {name: _R3[name] for name in ("check_estimators_nan_inf", "check_dtype_object")},
+    "DPDRDPMLClassifier": {"check_classifiers_train": _REDUCED, **_R3},
+    "FedDPDRDPMLClassifier": {"check_classifiers_train": _REDUCED, **_R3},
 }
 _NO_ROWS = ("no message names the row count (private under add-remove): scikit-learn's "
             "for X without columns does")
 _PUBLIC_MAP = {"check_estimators_empty_data_messages": _NO_ROWS,
-               "check_dtype_object": _KERNEL["check_dtype_object"]}
-for _name in ("OutputPerturbationClassifier", "ObjectivePerturbationClassifier",
-              "LPSVMClassifier", "PrivateGridSearch"):
-    EXPECTED[_name] = {**EXPECTED[_name], "check_estimators_empty_data_messages": _NO_ROWS}
+               "check_dtype_object": "numpy's message names a private entry's type; "
+                                     "privkit's does not"}
 EXPECTED |= dict.fromkeys(("PublicStandardScaler", "PublicOneHotEncoder", "RowNormClipper",
                            "PublicRangeScaler"), _PUBLIC_MAP)
 _ODD = "sets n_components=1; the random Fourier map needs an even F (see module)"
@@ -129,7 +123,6 @@ _PARK = {
                      "check_fit2d_1sample", "check_fit2d_1feature"), _ODD),
     "check_estimators_nan_inf": "R3: a non-finite private row is a neutral record",
     "check_dtype_object": "R3: an entry that is not a number makes a neutral record",
-    "check_estimators_empty_data_messages": "the message would carry n, private (R5)",
 }
 _PARK_LABELS = {**_PARK,
                 "check_classifiers_regression_target": "R2: labels are not refused by value",
