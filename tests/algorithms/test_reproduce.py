@@ -36,7 +36,7 @@ def test_five_papers_are_registered():
 def test_list_names_each_paper_what_it_reproduces_and_its_commands(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
-    for name, author in zip(PAPERS, ("J. Park", "DPKSVMEL", "B. Lee", "van der Reijden",
+    for name, author in zip(PAPERS, ("J. Park", "Z. Sun", "B. Lee", "van der Reijden",
                                      "T. Wang"), strict=True):
         assert f"privkit reproduce {name} --quick --data DIR" in out
         assert f"privkit reproduce {name} --full --data DIR" in out
