@@ -1,7 +1,8 @@
 """DPKSVMEL put to the test: the paper's algorithm, what it reveals, and a private variant.
 
-The paper: "A differentially private kernel SVM with exponential and Laplace hybrid
-mechanism" (DPKSVMEL; Algorithm 1, sections 4.1-4.4, Theorem 1). A kernel SVM is trained
+The paper: Sun, Yang, Li, Zhang, "Differentially private kernel support vector machines
+based on the exponential and Laplace hybrid mechanism" (Security and Communication
+Networks, 2021; DPKSVMEL: Algorithm 1, sections 4.1-4.4, Theorem 1). A kernel SVM is trained
 as usual (LIBSVM defaults: RBF, C = 1, gamma = 1 / n_features); every non-support vector
 x_i joins the group of the support vector x_j that maximises the similarity
 ``Q_ij = y_i y_j K(x_i, x_j)`` (eq. 7), unless that similarity is below ``LLs`` (or
