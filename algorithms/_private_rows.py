@@ -145,7 +145,7 @@ def _check_shape(shape: tuple[int, ...], name: str, min_rows: int, owner: str) -
     (``min_rows`` > 0)."""
     if len(shape) != 2:
         raise check.fail(name, f"a {len(shape)}-D array", _TABLE, owner,
-                         "reshape a single feature with X.reshape(-1, 1)")
+                         "Reshape your data: X.reshape(-1, 1) for a single feature")
     if shape[1] < 1:
         raise check.fail(name, "an array with no columns", "an array with at least one "
                          "feature", owner, _found(shape, "feature", 1, owner) if min_rows else "")

@@ -44,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from privkit import _validation as check
 
 from ._bounds import row_factors
+from ._private_rows import private_rows
 
 __all__ = [
     "PublicOneHotEncoder",
@@ -62,14 +63,20 @@ def _vector(name: str, value: Any, d: int, owner: str) -> NDArray[np.float64]:
     return np.array(array)
 
 
-def _private_rows(estimator: Any, X: Any, *, reset: bool, **options: Any) -> Any:
-    """``validate_data`` on rows that may be private (a transform maps the training
-    rows), non-finite entries kept; its refusal is replaced by one that names the
-    expected schema and never quotes the rows (``privkit._validation.withheld``)."""
-    d = "" if reset else f" with {estimator.n_features_in_} columns"
-    return check.withheld(lambda: validate_data(estimator, X, dtype=np.float64, reset=reset,
-                                                ensure_all_finite=False, **options),
-                          "X", f"a 2-D array of real numbers{d}", type(estimator).__name__)
+def _read_rows(estimator: Any, X: Any, *, reset: bool, sparse: bool = False) -> Any:
+    """Rows that may be private (a transform maps the training rows), read by
+    :func:`~privkit.algorithms._private_rows.private_rows`: schema checked, values never
+    (an entry that is not a number becomes NaN, passed through for the estimator's own
+    rule); on ``transform`` the columns must be those seen by ``fit``."""
+    owner = type(estimator).__name__
+    rows = private_rows(X, owner=owner, estimator=estimator if reset else None,
+                        sparse=sparse)
+    if not reset:
+        check.withheld(lambda: validate_data(estimator, X if hasattr(X, "columns") else rows,
+                                             reset=False, skip_check_array=True),
+                       "X", f"a 2-D array of real numbers with {estimator.n_features_in_} "
+                       "columns", owner)
+    return rows
 
 
 class _PublicTransformer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
@@ -77,13 +84,13 @@ class _PublicTransformer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
 
     def fit(self, X: Any, y: Any = None) -> Any:
         """Checks the columns and the parameters; learns nothing from the values."""
-        X = _private_rows(self, X, reset=True)
+        X = _read_rows(self, X, reset=True)
         self._fit_parameters(X.shape[1])
         return self
 
     def _rows(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
-        out: NDArray[np.float64] = _private_rows(self, X, reset=False)
+        out: NDArray[np.float64] = _read_rows(self, X, reset=False)
         return out
 
     def _fit_parameters(self, d: int) -> None:
@@ -242,7 +249,7 @@ class RowNormClipper(_PublicTransformer):
         self.row_norm_bound = row_norm_bound
 
     def fit(self, X: Any, y: Any = None) -> RowNormClipper:
-        X = _private_rows(self, X, reset=True, accept_sparse="csr")
+        X = _read_rows(self, X, reset=True, sparse=True)
         self._fit_parameters(X.shape[1])
         return self
 
@@ -253,7 +260,7 @@ class RowNormClipper(_PublicTransformer):
         import scipy.sparse as sp
 
         check_is_fitted(self)
-        X = _private_rows(self, X, reset=False, accept_sparse="csr")
+        X = _read_rows(self, X, reset=False, sparse=True)
         factors, _ = row_factors(X, float(self.row_norm_bound))
         if sp.issparse(X):
             return sp.csr_matrix(sp.diags(factors) @ X)

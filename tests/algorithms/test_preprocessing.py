@@ -53,6 +53,20 @@ def test_non_finite_values_pass_through_for_the_estimator_to_map():
             np.testing.assert_array_equal(np.isfinite(out), np.isfinite(X))
 
 
+def test_an_entry_that_is_not_a_number_is_nan_not_a_refusal():
+    """A transformer maps private rows, so an object entry that is not a number (a stray
+    string in a column) is never refused (a refusal would reveal that record) nor quoted:
+    it becomes NaN, silently, in fit and transform, and its row is non-finite for the
+    estimator's own neutral-record rule; the other rows are transformed as usual."""
+    X = np.array([[0.5, "secret"], [0.25, 0.75]], dtype=object)
+    for transformer in (PublicRangeScaler(0.0, 1.0), PublicStandardScaler(0.0, 1.0, bound=2.0),
+                        RowNormClipper(2.0), PublicOneHotEncoder(n_levels=3)):
+        out = silently(transformer.fit_transform, X)
+        np.testing.assert_array_equal(np.isfinite(out).all(axis=1), [False, True])
+        expected = silently(transformer.fit_transform, X[1:].astype(float))
+        np.testing.assert_array_equal(out[1:], expected)
+
+
 def test_standard_scaler_and_one_hot_and_row_clipper():
     """(x - c) / s with public constants, clipped to the bound silently; one-hot over
     declared levels; rows divided by the bound and clipped onto the unit ball."""
