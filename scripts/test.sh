@@ -14,9 +14,12 @@ VENV="$PWD/.venv/bin"
 PRIVKIT_SITE_DIR="$(mktemp -d)"
 export PRIVKIT_SITE_DIR
 NO_MKDOCS_2_WARNING=1 "$VENV/mkdocs" build --strict --quiet --site-dir "$PRIVKIT_SITE_DIR"
+# A test that hangs fails after 15 minutes (pytest-timeout) instead of holding CI to its
+# limit; the longest test takes well under a minute.
+TIMEOUT=(--timeout 900)
 log="$(mktemp)"
 set +e
-"$VENV/pytest" -n 2 --dist worksteal tests "$@" \
+"$VENV/pytest" "${TIMEOUT[@]}" -n 2 --dist worksteal tests "$@" \
     | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
@@ -32,9 +35,9 @@ fi
 # reruns the tests of their callers (the SVDD solver, random features, equilibrium
 # points) and test_kernels.py, which compares the two paths where both exist.
 if [ "$#" -eq 0 ]; then
-    PRIVKIT_PURE=1 "$VENV/pytest" -n 2 --dist worksteal -q -m "not slow" tests
+    PRIVKIT_PURE=1 "$VENV/pytest" "${TIMEOUT[@]}" -n 2 --dist worksteal -q -m "not slow" tests
 else
-    PRIVKIT_PURE=1 "$VENV/pytest" -n 2 -q "$@" tests/algorithms/test_kernels.py \
+    PRIVKIT_PURE=1 "$VENV/pytest" "${TIMEOUT[@]}" -n 2 -q "$@" tests/algorithms/test_kernels.py \
         tests/algorithms/test_svdd.py tests/algorithms/test_random_features.py \
         tests/algorithms/test_equilibrium.py
 fi
